@@ -1,10 +1,199 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "config.h"
+/*
+ * gpiod-broker: owns the GPIO chips and brokers their lines over D-Bus.
+ *
+ * One thread, one sd-event loop: the bus, the chips' line-info watches, each
+ * request's edge-event fd, /dev notifications and signals are all event sources,
+ * so no state is ever touched concurrently.
+ */
 
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
 
-int main(void)
+#include "broker.h"
+#include "log.h"
+#include "macro.h"
+
+static const char *arg_bus = "system";
+static const char *arg_dev_dir = "/dev";
+
+static void help(void)
 {
-	puts(PACKAGE_STRING);
+	printf("Usage: gpiod-broker [OPTIONS]\n\n"
+	       "Own the GPIO chips (libgpiod v2) and broker their lines to clients over D-Bus\n"
+	       "as %s.\n\n"
+	       "  -h --help              show this help\n"
+	       "     --version           show the version\n"
+	       "     --bus=BUS           system (default), session, or a D-Bus address\n"
+	       "     --log-level=LEVEL   err, warning, notice, info (default) or debug\n"
+	       "     --dev-dir=DIR       where gpiochip device nodes appear (default /dev)\n",
+	       GB_BUS_NAME);
+}
+
+static int parse_argv(int argc, char **argv)
+{
+	enum { ARG_VERSION = 0x100, ARG_BUS, ARG_LOG_LEVEL, ARG_DEV_DIR };
+	static const struct option options[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{ "bus", required_argument, NULL, ARG_BUS },
+		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+		{ "dev-dir", required_argument, NULL, ARG_DEV_DIR },
+		{}
+	};
+	int c, l;
+
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+		switch (c) {
+		case 'h':
+			help();
+			return 0;
+		case ARG_VERSION:
+			puts(PACKAGE_STRING);
+			return 0;
+		case ARG_BUS:
+			arg_bus = optarg;
+			break;
+		case ARG_LOG_LEVEL:
+			l = gb_log_parse_level(optarg);
+			if (l < 0) {
+				log_error("unknown log level '%s'", optarg);
+				return -EINVAL;
+			}
+			gb_log_max_level = l;
+			break;
+		case ARG_DEV_DIR:
+			arg_dev_dir = optarg;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		log_error("unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+static int open_bus(sd_bus **ret)
+{
+	sd_bus *bus = NULL;
+	int r;
+
+	if (strcmp(arg_bus, "system") == 0)
+		return sd_bus_open_system(ret);
+	if (strcmp(arg_bus, "session") == 0)
+		return sd_bus_open_user(ret);
+	r = sd_bus_new(&bus);
+	if (r >= 0)
+		r = sd_bus_set_address(bus, arg_bus);
+	if (r >= 0)
+		r = sd_bus_set_bus_client(bus, 1);
+	if (r >= 0)
+		r = sd_bus_start(bus);
+	if (r < 0) {
+		sd_bus_unref(bus);
+		return r;
+	}
+	*ret = bus;
 	return 0;
+}
+
+static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	log_info("received %s, releasing all lines and exiting", strsignal(si->ssi_signo));
+	return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static void broker_done(Broker *b)
+{
+	/* SIGTERM releases everything: every request goes back to the kernel. */
+	while (b->request_list)
+		request_free(b->request_list, "broker shutting down");
+	clients_stop(b);
+	chips_stop(b);
+	hashmap_free(b->requests);
+	hashmap_free(b->clients);
+	if (b->bus)
+		sd_bus_flush_close_unref(b->bus);
+	sd_event_unref(b->event);
+}
+
+static int broker_run(Broker *b)
+{
+	sigset_t ss;
+	int r;
+
+	b->requests = hashmap_new();
+	b->clients = hashmap_new();
+	if (!b->requests || !b->clients)
+		return log_error_errno(ENOMEM, "out of memory");
+
+	r = sd_event_default(&b->event);
+	if (r < 0)
+		return log_error_errno(r, "cannot create event loop: %m");
+	/* libsystemd 252 wants the signals blocked before sd_event_add_signal(). */
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	if ((r = sd_event_add_signal(b->event, NULL, SIGTERM, on_exit_signal, b)) < 0 ||
+	    (r = sd_event_add_signal(b->event, NULL, SIGINT, on_exit_signal, b)) < 0)
+		return log_error_errno(r, "cannot watch signals: %m");
+
+	r = open_bus(&b->bus);
+	if (r < 0)
+		return log_error_errno(r, "cannot connect to the %s bus: %m", arg_bus);
+	r = sd_bus_attach_event(b->bus, b->event, SD_EVENT_PRIORITY_NORMAL);
+	if (r >= 0)
+		/* If the bus goes away there is nobody to serve: exit (lines released). */
+		r = sd_bus_set_exit_on_disconnect(b->bus, 1);
+	if (r < 0)
+		return log_error_errno(r, "cannot attach the bus: %m");
+
+	if ((r = manager_add_vtables(b)) < 0 || (r = chip_add_vtables(b)) < 0 ||
+	    (r = request_add_vtables(b)) < 0)
+		return log_error_errno(r, "cannot register bus objects: %m");
+	r = clients_start(b);
+	if (r < 0)
+		return log_error_errno(r, "cannot watch bus clients: %m");
+	r = chips_start(b);
+	if (r < 0)
+		return r;
+
+	/* The name last: a client that sees it finds every chip already there. */
+	r = sd_bus_request_name(b->bus, GB_BUS_NAME, 0);
+	if (r < 0)
+		return log_error_errno(r, "cannot own %s on the %s bus: %m (is another broker "
+				       "running, or does the bus policy not allow this user?)",
+				       GB_BUS_NAME, arg_bus);
+	sd_notify(0, "READY=1\nSTATUS=Serving GPIO chips");
+	log_info("%s ready on the %s bus", PACKAGE_STRING, arg_bus);
+
+	r = sd_event_loop(b->event);
+	if (r < 0)
+		return log_error_errno(r, "event loop failed: %m");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	Broker b = { .inotify_fd = -1 };
+	int r;
+
+	gb_log_init();
+	r = parse_argv(argc, argv);
+	if (r <= 0)
+		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	b.dev_dir = (char *)arg_dev_dir;
+	r = broker_run(&b);
+	sd_notify(0, "STOPPING=1");
+	broker_done(&b);
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

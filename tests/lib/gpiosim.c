@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "gpiosim.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -57,16 +58,24 @@ static int read_attr(const char *dir, const char *attr, char *buf, size_t size)
 
 static void remove_dirs(struct gb_sim_chip *c)
 {
-	char p[512];
+	char bank[300], p[600];
+	struct dirent *de;
+	DIR *d;
 
-	for (unsigned int i = 0; i < c->num_lines; i++) {
-		snprintf(p, sizeof(p), "%s/bank0/line%u/hog", c->dir, i);
+	/* Every line directory there is: a stale chip may have had other lines. */
+	snprintf(bank, sizeof(bank), "%s/bank0", c->dir);
+	d = opendir(bank);
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "line", 4) != 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s/hog", bank, de->d_name);
 		rmdir(p);
-		snprintf(p, sizeof(p), "%s/bank0/line%u", c->dir, i);
+		snprintf(p, sizeof(p), "%s/%s", bank, de->d_name);
 		rmdir(p);
 	}
-	snprintf(p, sizeof(p), "%s/bank0", c->dir);
-	rmdir(p);
+	if (d)
+		closedir(d);
+	rmdir(bank);
 	rmdir(c->dir);
 }
 
@@ -86,6 +95,11 @@ struct gb_sim_chip *gb_sim_chip_new_hogged(const char *name, unsigned int num_li
 	snprintf(c->dir, sizeof(c->dir), CONFIGFS "/%s", name);
 	snprintf(bank, sizeof(bank), "%s/bank0", c->dir);
 
+	/* A chip left by a test that failed before its cleanup: take it down first. */
+	if (access(c->dir, F_OK) == 0) {
+		write_attr(c->dir, "live", "0");
+		remove_dirs(c);
+	}
 	if (mkdir(c->dir, 0755) < 0 || mkdir(bank, 0755) < 0) {
 		r = -errno;
 		fprintf(stderr, "gpiosim: mkdir %s: %s\n", bank, strerror(-r));

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/**
+ * @file broker.h
+ * @brief The broker's objects and how they refer to each other.
+ *
+ * Broker (one per process) owns Chips, which own Lines; Requests hold Lines and know
+ * their owner (a Client, i.e. a bus connection, for managed requests; a uid for
+ * persistent ones). Each concept has its file: chip.c, request.c, events.c,
+ * client.c, manager.c; their D-Bus faces sit beside them.
+ */
+#ifndef GB_BROKER_H
+#define GB_BROKER_H
+
+#include <gpiod.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "hashmap.h"
+#include "line-config.h"
+
+#define GB_BUS_NAME        "org.gpiodbroker1"
+#define GB_ROOT_PATH       "/org/gpiodbroker1"
+#define GB_CHIP_PREFIX     GB_ROOT_PATH "/chip"
+#define GB_REQUEST_PREFIX  GB_ROOT_PATH "/request"
+#define GB_IFACE_MANAGER   GB_BUS_NAME ".Manager"
+#define GB_IFACE_CHIP      GB_BUS_NAME ".Chip"
+#define GB_IFACE_LINE      GB_BUS_NAME ".Line"
+#define GB_IFACE_REQUEST   GB_BUS_NAME ".Request"
+
+/* Upper bounds that keep one caller from making the broker allocate without limit. */
+#define GB_MAX_LINES_PER_REQUEST 512
+/* The kernel keeps 31 characters of a consumer name; a longer label would show
+ * truncated in the kernel but whole on the bus, so it is refused. */
+#define GB_MAX_LABEL_LEN         31
+#define GB_EVENT_BATCH           64
+
+typedef struct Broker Broker;
+typedef struct Chip Chip;
+typedef struct Line Line;
+typedef struct Request Request;
+typedef struct ReqChip ReqChip;
+typedef struct ReqLine ReqLine;
+typedef struct Client Client;
+
+struct Broker {
+	sd_event *event;
+	sd_bus *bus;
+	sd_bus_slot *name_owner_slot;
+	char *dev_dir;            /* where gpiochip nodes appear, "/dev" */
+
+	Chip *chips;              /* list */
+	int inotify_fd;
+	sd_event_source *inotify_source;
+
+	Hashmap *requests;        /* object path -> Request */
+	Request *request_list;    /* in creation order, for listing */
+	uint64_t next_request_id; /* never reused within a daemon's life */
+
+	Hashmap *clients;         /* unique bus name -> Client */
+};
+
+struct Line {
+	Chip *chip;
+	unsigned int offset;
+	char *path;
+	struct gpiod_line_info *info; /* kernel's view, refreshed by the info watch */
+	Request *holder;              /* the broker request holding it, or NULL */
+};
+
+struct Chip {
+	Broker *broker;
+	Chip *next;
+	char *name;  /* gpiochipN */
+	char *label;
+	char *dev_path;
+	char *path;
+	unsigned int num_lines;
+	struct gpiod_chip *gc;
+	sd_event_source *info_source;
+	Line *lines;
+};
+
+/* The part of a request on one chip: one kernel line request. */
+struct ReqChip {
+	Request *request;
+	Chip *chip;                 /* NULL once the chip is gone */
+	char *chip_name;            /* kept for messages after the chip is gone */
+	struct gpiod_line_request *lr;
+	sd_event_source *event_source;
+	struct gpiod_edge_event_buffer *events;
+	uint64_t last_global_seqno;
+};
+
+struct ReqLine {
+	Line *line;                 /* NULL once the chip is gone */
+	ReqChip *rc;
+	unsigned int offset;
+	struct gb_line_config config;
+};
+
+struct Request {
+	Broker *broker;
+	Request *next, *prev;       /* broker->request_list */
+	Request *client_next;       /* Client's managed requests */
+	uint64_t id;
+	char *path;
+	char *label;
+	bool persistent;
+	Client *client;             /* owner connection (managed) / creator while on the bus */
+	char *event_dest;           /* unique name that receives events, or NULL */
+	uid_t uid;                  /* caller's uid at request time */
+	unsigned int n_lines;
+	ReqLine *lines;
+	unsigned int n_chips;
+	ReqChip *chips;
+	uint64_t events_sent;       /* broker sequence number of the last Event signal */
+	uint64_t events_lost;
+	bool chip_gone;
+};
+
+struct Client {
+	Broker *broker;
+	char *name;                 /* unique bus name */
+	uid_t uid;
+	gid_t gid;
+	Request *requests;          /* managed requests (and persistent ones it subscribes to) */
+};
+
+/* chip.c */
+int chips_start(Broker *b);
+void chips_stop(Broker *b);
+Chip *chip_find(Broker *b, const char *name_or_label);
+Line *line_from_path(Broker *b, const char *path);
+void line_emit_changed(Line *l);
+struct gb_linespec;
+int line_resolve(Broker *b, const struct gb_linespec *ls, Line **ret, sd_bus_error *error);
+int chip_add_vtables(Broker *b);
+
+/* request.c */
+int request_new(Broker *b, Client *owner, const char *label, bool persistent,
+		unsigned int n, Line **lines, struct gb_line_config *configs,
+		Request **ret, sd_bus_error *error);
+void request_free(Request *r, const char *reason);
+int request_get_values(Request *r, unsigned int n, const unsigned int *idx, bool *values,
+		       sd_bus_error *error);
+int request_set_values(Request *r, unsigned int n, const unsigned int *idx, const bool *values,
+		       sd_bus_error *error);
+int request_reconfigure(Request *r, unsigned int n, const unsigned int *idx,
+			const struct gb_line_config *updates, sd_bus_error *error);
+void request_chip_gone(Request *r, Chip *c);
+Request *request_find(Broker *b, const char *path);
+int request_add_vtables(Broker *b);
+int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error);
+
+/* events.c */
+int events_attach(ReqChip *rc);
+void events_detach(ReqChip *rc);
+int request_emit(Request *r, const char *member, const char *types, ...);
+
+/* client.c */
+int clients_start(Broker *b);
+void clients_stop(Broker *b);
+int client_get(Broker *b, sd_bus_message *m, Client **ret, sd_bus_error *error);
+void client_attach_request(Client *c, Request *r);
+void client_detach_request(Client *c, Request *r);
+
+/* manager.c */
+int manager_add_vtables(Broker *b);
+
+#endif

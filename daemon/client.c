@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Clients: the bus connections that talk to the broker, and the devm_ model.
+ *
+ * Identity comes from the bus, never from call arguments: the first call of a
+ * connection asks the bus daemon for its credentials (GetConnectionCredentials); a
+ * failed lookup denies the call. Unique names are never reused, so the answer is
+ * cached for the connection's life.
+ *
+ * One NameOwnerChanged match covers every client (dbus-daemon allows 512 match rules
+ * per connection, so one per client would not scale); when a unique name goes away
+ * its managed requests are released.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker.h"
+#include "errors.h"
+#include "log.h"
+#include "macro.h"
+
+static void client_free(Client *c)
+{
+	while (c->requests) {
+		Request *r = c->requests;
+
+		if (r->persistent) {
+			/* It lives on; events wait for the next subscriber. */
+			client_detach_request(c, r);
+		} else {
+			request_free(r, "its owner left the bus");
+		}
+	}
+	hashmap_remove(c->broker->clients, c->name);
+	free(c->name);
+	free(c);
+}
+
+static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Broker *b = userdata;
+	const char *name, *old_owner, *new_owner;
+	Client *c;
+	int r;
+
+	r = sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner);
+	if (r < 0)
+		return 0;
+	if (name[0] != ':' || *new_owner)
+		return 0;
+	c = hashmap_get(b->clients, name);
+	if (c) {
+		log_debug("client %s left the bus", name);
+		client_free(c);
+	}
+	return 0;
+}
+
+int clients_start(Broker *b)
+{
+	return sd_bus_match_signal(b->bus, &b->name_owner_slot, "org.freedesktop.DBus",
+				   "/org/freedesktop/DBus", "org.freedesktop.DBus",
+				   "NameOwnerChanged", on_name_owner_changed, b);
+}
+
+void clients_stop(Broker *b)
+{
+	Client *c;
+	size_t i = 0;
+
+	while ((i = 0, c = hashmap_iterate(b->clients, &i, NULL)))
+		client_free(c);
+	b->name_owner_slot = sd_bus_slot_unref(b->name_owner_slot);
+}
+
+int client_get(Broker *b, sd_bus_message *m, Client **ret, sd_bus_error *error)
+{
+	sd_bus_creds *creds = NULL;
+	const char *sender = sd_bus_message_get_sender(m);
+	Client *c;
+	uid_t uid;
+	gid_t gid = (gid_t)-1;
+	int r;
+
+	if (!sender)
+		return sd_bus_error_set(error, GB_ERROR_PERMISSION, "caller has no bus name");
+	c = hashmap_get(b->clients, sender);
+	if (c) {
+		*ret = c;
+		return 0;
+	}
+	/* Ask the bus; never /proc, never the message body. */
+	r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_UID | SD_BUS_CREDS_EUID |
+					     SD_BUS_CREDS_GID | SD_BUS_CREDS_EGID, &creds);
+	if (r >= 0) {
+		/* The bus reports the uid the peer connected with (SO_PEERCRED). */
+		r = sd_bus_creds_get_euid(creds, &uid);
+		if (r < 0)
+			r = sd_bus_creds_get_uid(creds, &uid);
+		if (sd_bus_creds_get_egid(creds, &gid) < 0)
+			sd_bus_creds_get_gid(creds, &gid);
+	}
+	sd_bus_creds_unref(creds);
+	if (r < 0) {
+		log_warning_errno(r, "cannot get credentials of %s from the bus: %m", sender);
+		return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
+					 "cannot determine the caller's credentials: %s", strerror(-r));
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->name = strdup(sender))) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->broker = b;
+	c->uid = uid;
+	c->gid = gid;
+	r = hashmap_put(b->clients, c->name, c);
+	if (r < 0) {
+		free(c->name);
+		free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+void client_attach_request(Client *c, Request *r)
+{
+	r->client = c;
+	r->client_next = c->requests;
+	c->requests = r;
+}
+
+void client_detach_request(Client *c, Request *r)
+{
+	for (Request **pp = &c->requests; *pp; pp = &(*pp)->client_next)
+		if (*pp == r) {
+			*pp = r->client_next;
+			break;
+		}
+	r->client_next = NULL;
+	r->client = NULL;
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Edge events: the gpio_to_irq()/request_irq() model.
+ *
+ * Each kernel line request with edge detection has an fd; when it is readable the
+ * broker reads a batch of events and sends each as an Event signal addressed to the
+ * request's owner only (unicast: sd_bus_message_set_destination), never broadcast.
+ *
+ * Nothing is lost silently. The kernel numbers events per request (global seqno);
+ * a gap means its buffer overflowed, and the broker says so with EventsLost and the
+ * EventsLost property. The broker numbers the signals it sends (Event's last field),
+ * so a client also sees any loss after the broker, on the bus.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "broker.h"
+#include "log.h"
+#include "macro.h"
+
+int request_emit(Request *r, const char *member, const char *types, ...)
+{
+	sd_bus_message *m = NULL;
+	va_list ap;
+	int ret;
+
+	if (!r->client)
+		return 0;
+	ret = sd_bus_message_new_signal(r->broker->bus, &m, r->path, GB_IFACE_REQUEST, member);
+	if (ret < 0)
+		return ret;
+	/* sd_bus_emit_signal_to() is libsystemd 253+; this is the same on 252. */
+	ret = sd_bus_message_set_destination(m, r->client->name);
+	if (ret >= 0) {
+		va_start(ap, types);
+		ret = sd_bus_message_appendv(m, types, ap);
+		va_end(ap);
+	}
+	if (ret >= 0)
+		ret = sd_bus_send(r->broker->bus, m, NULL);
+	sd_bus_message_unref(m);
+	return ret;
+}
+
+static void count_lost(Request *r, uint64_t n)
+{
+	r->events_lost += n;
+	request_emit(r, "EventsLost", "tt", n, r->events_lost);
+	sd_bus_emit_properties_changed(r->broker->bus, r->path, GB_IFACE_REQUEST, "EventsLost", NULL);
+}
+
+static int line_index(Request *r, ReqChip *rc, unsigned int offset)
+{
+	for (unsigned int i = 0; i < r->n_lines; i++)
+		if (r->lines[i].rc == rc && r->lines[i].offset == offset)
+			return (int)i;
+	return -1;
+}
+
+static int on_edge(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	ReqChip *rc = userdata;
+	Request *r = rc->request;
+	int n;
+
+	if (revents & (EPOLLHUP | EPOLLERR)) {
+		/* The chip went away; chip.c tells the owner once it sees the node go. */
+		events_detach(rc);
+		return 0;
+	}
+	n = gpiod_line_request_read_edge_events(rc->lr, rc->events, GB_EVENT_BATCH);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		log_warning_errno(errno, "request %s: reading edge events: %m", r->path);
+		events_detach(rc);
+		return 0;
+	}
+	for (int i = 0; i < n; i++) {
+		struct gpiod_edge_event *ev = gpiod_edge_event_buffer_get_event(rc->events, i);
+		uint64_t gseq = gpiod_edge_event_get_global_seqno(ev);
+		unsigned int off = gpiod_edge_event_get_line_offset(ev);
+		int idx = line_index(r, rc, off);
+		int ret;
+
+		if (gseq > rc->last_global_seqno + 1)
+			count_lost(r, gseq - rc->last_global_seqno - 1);
+		rc->last_global_seqno = gseq;
+		if (idx < 0)
+			continue;
+		r->events_sent++;
+		if (!r->client) {
+			/* A persistent request with nobody subscribed: nobody to tell now,
+			 * so it is counted; the next subscriber sees it in EventsLost. */
+			r->events_lost++;
+			continue;
+		}
+		ret = request_emit(r, "Event", "uusuttt", (unsigned)idx, off,
+				   gpiod_edge_event_get_event_type(ev) == GPIOD_EDGE_EVENT_RISING_EDGE
+					   ? "rising" : "falling",
+				   (uint64_t)gpiod_edge_event_get_timestamp_ns(ev), gseq,
+				   (uint64_t)gpiod_edge_event_get_line_seqno(ev), r->events_sent);
+		if (ret < 0) {
+			log_warning_errno(ret, "request %s: cannot send event: %m", r->path);
+			count_lost(r, 1);
+		}
+	}
+	return 0;
+}
+
+int events_attach(ReqChip *rc)
+{
+	int r;
+
+	rc->events = gpiod_edge_event_buffer_new(GB_EVENT_BATCH);
+	if (!rc->events)
+		return -ENOMEM;
+	/* Always watched: edge detection may be switched on later by Reconfigure, and an
+	 * fd without edges is simply never readable. */
+	r = sd_event_add_io(rc->request->broker->event, &rc->event_source,
+			    gpiod_line_request_get_fd(rc->lr), EPOLLIN, on_edge, rc);
+	return r < 0 ? r : 0;
+}
+
+void events_detach(ReqChip *rc)
+{
+	rc->event_source = sd_event_source_disable_unref(rc->event_source);
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The Manager object (/org/gpiodbroker1): the entry point. Request lines, find a
+ * line by name, list requests; ObjectManager for the whole tree.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include "broker.h"
+#include "errors.h"
+#include "linespec.h"
+#include "macro.h"
+
+static int method_find_line(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Broker *b = userdata;
+	struct gb_linespec ls;
+	const char *spec;
+	Line *l;
+	int r;
+
+	r = sd_bus_message_read(m, "s", &spec);
+	if (r < 0)
+		return r;
+	r = gb_linespec_parse(spec, &ls);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+					 "'%s' is not a line: use a line name, CHIP:OFFSET or an object path",
+					 spec);
+	r = line_resolve(b, &ls, &l, error);
+	gb_linespec_clear(&ls);
+	if (r < 0)
+		return r;
+	return sd_bus_reply_method_return(m, "osu", l->path, l->chip->name, l->offset);
+}
+
+static int method_list_requests(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Broker *b = userdata;
+	sd_bus_message *reply = NULL;
+	int r;
+
+	r = sd_bus_message_new_method_return(m, &reply);
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(osbus)");
+	for (Request *q = b->request_list; r >= 0 && q; q = q->next)
+		r = sd_bus_message_append(reply, "(osbus)", q->path, q->label, q->persistent,
+					  (uint32_t)q->uid, q->client ? q->client->name : "");
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	if (r >= 0)
+		r = sd_bus_send(NULL, reply, NULL);
+	sd_bus_message_unref(reply);
+	return r;
+}
+
+static int get_version(sd_bus *bus, const char *path, const char *iface, const char *prop,
+		       sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_PROPERTY("Version", "s", get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_METHOD_WITH_ARGS("Request",
+				SD_BUS_ARGS("s", label, "a(sa{sv})", lines, "a{sv}", options),
+				SD_BUS_RESULT("o", request),
+				method_request, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("FindLine", SD_BUS_ARGS("s", line),
+				SD_BUS_RESULT("o", line, "s", chip, "u", offset),
+				method_find_line, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("ListRequests", SD_BUS_NO_ARGS,
+				SD_BUS_RESULT("a(osbus)", requests),
+				method_list_requests, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_VTABLE_END
+};
+
+int manager_add_vtables(Broker *b)
+{
+	int r;
+
+	r = sd_bus_add_object_vtable(b->bus, NULL, GB_ROOT_PATH, GB_IFACE_MANAGER, manager_vtable, b);
+	if (r >= 0)
+		r = sd_bus_add_object_manager(b->bus, NULL, GB_ROOT_PATH);
+	return r;
+}

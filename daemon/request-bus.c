@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The D-Bus face of requests: Manager.Request() and the Request objects.
+ *
+ * Handlers go read -> validate -> authorize -> act -> reply. Every argument is
+ * checked strictly (sd-bus already checks the signature): unknown keys, wrong
+ * variant types, out-of-range indices and impossible combinations are InvalidArgs
+ * with a message that says what to change.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker.h"
+#include "errors.h"
+#include "linespec.h"
+#include "log.h"
+#include "macro.h"
+
+/* Read one a{sv} of line settings into @p c. */
+static int read_line_settings(sd_bus_message *m, struct gb_line_config *c, const char *what,
+			      sd_bus_error *error)
+{
+	int r;
+
+	r = sd_bus_message_enter_container(m, 'a', "{sv}");
+	if (r < 0)
+		return r;
+	while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+		const char *key, *contents, *str = NULL;
+		char type, msg[256];
+		int b = 0;
+		uint32_t u = 0;
+
+		r = sd_bus_message_read(m, "s", &key);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_peek_type(m, NULL, &contents);
+		if (r < 0)
+			return r;
+		if (strlen(contents) != 1 || !strchr("sbu", contents[0]))
+			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+						 "%s: setting '%s' has unsupported type '%s'",
+						 what, key, contents);
+		type = contents[0];
+		r = sd_bus_message_enter_container(m, 'v', contents);
+		if (r < 0)
+			return r;
+		if (type == 's')
+			r = sd_bus_message_read(m, "s", &str);
+		else if (type == 'b')
+			r = sd_bus_message_read(m, "b", &b);
+		else
+			r = sd_bus_message_read(m, "u", &u);
+		if (r < 0)
+			return r;
+		if (gb_line_config_set(c, key, type, str, b, u, msg, sizeof(msg)) < 0)
+			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS, "%s: %s", what, msg);
+		r = sd_bus_message_exit_container(m);
+		if (r >= 0)
+			r = sd_bus_message_exit_container(m);
+		if (r < 0)
+			return r;
+	}
+	if (r < 0)
+		return r;
+	return sd_bus_message_exit_container(m);
+}
+
+static int resolve_line(Broker *b, const char *spec, Line **ret, sd_bus_error *error)
+{
+	struct gb_linespec ls;
+	int r = gb_linespec_parse(spec, &ls);
+
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+					 "'%s' is not a line: use a line name, CHIP:OFFSET or an object path",
+					 spec);
+	r = line_resolve(b, &ls, ret, error);
+	gb_linespec_clear(&ls);
+	return r;
+}
+
+static bool label_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > GB_MAX_LABEL_LEN)
+		return false;
+	for (; *s; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			return false;
+	return true;
+}
+
+int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Broker *b = userdata;
+	_cleanup_free_ Line **lines = NULL;
+	_cleanup_free_ struct gb_line_config *configs = NULL;
+	unsigned int n = 0, cap = 0;
+	const char *label;
+	int persistent = 0;
+	Client *client;
+	Request *req;
+	char msg[300];
+	int r;
+
+	/* read */
+	r = sd_bus_message_read(m, "s", &label);
+	if (r < 0)
+		return r;
+	if (!label_valid(label))
+		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+					 "label must be 1-%d printable ASCII characters",
+					 GB_MAX_LABEL_LEN);
+	r = sd_bus_message_enter_container(m, 'a', "(sa{sv})");
+	if (r < 0)
+		return r;
+	while ((r = sd_bus_message_enter_container(m, 'r', "sa{sv}")) > 0) {
+		const char *spec;
+
+		if (n == GB_MAX_LINES_PER_REQUEST)
+			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+						 "at most %d lines per request", GB_MAX_LINES_PER_REQUEST);
+		if (n == cap) {
+			void *nl, *nc;
+
+			cap = cap ? cap * 2 : 8;
+			nl = realloc(lines, cap * sizeof(*lines));
+			if (nl)
+				lines = nl;
+			nc = realloc(configs, cap * sizeof(*configs));
+			if (nc)
+				configs = nc;
+			if (!nl || !nc)
+				return -ENOMEM;
+		}
+		r = sd_bus_message_read(m, "s", &spec);
+		if (r < 0)
+			return r;
+		r = resolve_line(b, spec, &lines[n], error);
+		if (r < 0)
+			return r;
+		gb_line_config_init(&configs[n]);
+		r = read_line_settings(m, &configs[n], spec, error);
+		if (r < 0)
+			return r;
+		if (gb_line_config_validate(&configs[n], msg, sizeof(msg)) < 0)
+			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS, "%s: %s", spec, msg);
+		r = sd_bus_message_exit_container(m);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	if (r < 0)
+		return r;
+	r = sd_bus_message_exit_container(m);
+	if (r < 0)
+		return r;
+	if (n == 0)
+		return sd_bus_error_set(error, GB_ERROR_INVALID_ARGS, "no lines given");
+
+	r = sd_bus_message_enter_container(m, 'a', "{sv}");
+	if (r < 0)
+		return r;
+	while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+		const char *key;
+
+		r = sd_bus_message_read(m, "s", &key);
+		if (r < 0)
+			return r;
+		if (strcmp(key, "persistent") != 0)
+			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+						 "unknown request option '%s' (known: persistent)", key);
+		r = sd_bus_message_read(m, "v", "b", &persistent);
+		if (r < 0)
+			return sd_bus_error_set(error, GB_ERROR_INVALID_ARGS,
+						"option 'persistent' must be a boolean (b)");
+		r = sd_bus_message_exit_container(m);
+		if (r < 0)
+			return r;
+	}
+	if (r < 0)
+		return r;
+
+	/* authorize: who is asking comes from the bus. Policy (who may use which
+	 * line) is applied here too. */
+	r = client_get(b, m, &client, error);
+	if (r < 0)
+		return r;
+
+	/* act */
+	r = request_new(b, client, label, persistent, n, lines, configs, &req, error);
+	if (r < 0)
+		return r;
+	return sd_bus_reply_method_return(m, "o", req->path);
+}
+
+/* --- Request objects ------------------------------------------------------- */
+
+/* Only the owning connection may use a managed request; a persistent one belongs
+ * to its uid (and root). */
+static int authorize(Request *r, sd_bus_message *m, Client **ret, sd_bus_error *error)
+{
+	Client *c;
+	int ret_code = client_get(r->broker, m, &c, error);
+
+	if (ret_code < 0)
+		return ret_code;
+	if (r->persistent ? (c->uid == r->uid || c->uid == 0) : c == r->client) {
+		if (ret)
+			*ret = c;
+		return 0;
+	}
+	log_notice("uid %u (%s) denied access to request %s", (unsigned)c->uid, c->name, r->path);
+	if (r->persistent)
+		return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
+					 "request %s belongs to uid %u", r->path, (unsigned)r->uid);
+	return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
+				 "request %s belongs to another connection", r->path);
+}
+
+static int read_indices(sd_bus_message *m, Request *r, unsigned int *n, unsigned int **ret)
+{
+	const void *data;
+	size_t size;
+	int ret_code;
+
+	ret_code = sd_bus_message_read_array(m, 'u', &data, &size);
+	if (ret_code < 0)
+		return ret_code;
+	*n = size / sizeof(uint32_t);
+	*ret = malloc((*n ? *n : r->n_lines) * sizeof(unsigned int) + 1);
+	if (!*ret)
+		return -ENOMEM;
+	if (*n) {
+		memcpy(*ret, data, size);
+	} else {
+		/* Empty means every line of the request, in request order. */
+		*n = r->n_lines;
+		for (unsigned int i = 0; i < r->n_lines; i++)
+			(*ret)[i] = i;
+	}
+	return 0;
+}
+
+static int method_get_values(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Request *r = userdata;
+	_cleanup_free_ unsigned int *idx = NULL;
+	_cleanup_free_ bool *values = NULL;
+	sd_bus_message *reply = NULL;
+	unsigned int n;
+	int ret;
+
+	ret = read_indices(m, r, &n, &idx);
+	if (ret < 0)
+		return ret;
+	ret = authorize(r, m, NULL, error);
+	if (ret < 0)
+		return ret;
+	values = calloc(n + 1, sizeof(bool));
+	if (!values)
+		return -ENOMEM;
+	ret = request_get_values(r, n, idx, values, error);
+	if (ret < 0)
+		return ret;
+	ret = sd_bus_message_new_method_return(m, &reply);
+	if (ret >= 0)
+		ret = sd_bus_message_open_container(reply, 'a', "b");
+	for (unsigned int i = 0; ret >= 0 && i < n; i++)
+		ret = sd_bus_message_append(reply, "b", (int)values[i]);
+	if (ret >= 0)
+		ret = sd_bus_message_close_container(reply);
+	if (ret >= 0)
+		ret = sd_bus_send(NULL, reply, NULL);
+	sd_bus_message_unref(reply);
+	return ret;
+}
+
+/* Read "a(ub)" index/value pairs. */
+static int read_index_values(sd_bus_message *m, unsigned int *n, unsigned int **idx, bool **vals)
+{
+	unsigned int cap = 0;
+	int r;
+
+	*n = 0;
+	r = sd_bus_message_enter_container(m, 'a', "(ub)");
+	if (r < 0)
+		return r;
+	for (;;) {
+		uint32_t i;
+		int v;
+
+		r = sd_bus_message_read(m, "(ub)", &i, &v);
+		if (r <= 0)
+			break;
+		if (*n == GB_MAX_LINES_PER_REQUEST)
+			return -E2BIG;
+		if (*n == cap) {
+			void *a, *b;
+
+			cap = cap ? cap * 2 : 8;
+			a = realloc(*idx, cap * sizeof(**idx));
+			if (a)
+				*idx = a;
+			b = realloc(*vals, cap * sizeof(**vals));
+			if (b)
+				*vals = b;
+			if (!a || !b)
+				return -ENOMEM;
+		}
+		(*idx)[*n] = i;
+		(*vals)[*n] = v;
+		(*n)++;
+	}
+	if (r < 0)
+		return r;
+	return sd_bus_message_exit_container(m);
+}
+
+static int method_set_values(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Request *r = userdata;
+	_cleanup_free_ unsigned int *idx = NULL;
+	_cleanup_free_ bool *vals = NULL;
+	unsigned int n;
+	int ret;
+
+	ret = read_index_values(m, &n, &idx, &vals);
+	if (ret == -E2BIG)
+		return sd_bus_error_set(error, GB_ERROR_INVALID_ARGS, "too many values");
+	if (ret < 0)
+		return ret;
+	if (n == 0)
+		return sd_bus_error_set(error, GB_ERROR_INVALID_ARGS, "no values given");
+	ret = authorize(r, m, NULL, error);
+	if (ret < 0)
+		return ret;
+	ret = request_set_values(r, n, idx, vals, error);
+	if (ret < 0)
+		return ret;
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+static int do_reconfigure(sd_bus_message *m, Request *r, unsigned int n, unsigned int *idx,
+			  struct gb_line_config *updates, sd_bus_error *error)
+{
+	int ret = authorize(r, m, NULL, error);
+
+	if (ret < 0)
+		return ret;
+	ret = request_reconfigure(r, n, idx, updates, error);
+	if (ret < 0)
+		return ret;
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+static int method_reconfigure(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Request *r = userdata;
+	_cleanup_free_ unsigned int *idx = NULL;
+	_cleanup_free_ struct gb_line_config *updates = NULL;
+	unsigned int n = 0;
+	int ret;
+
+	idx = malloc(r->n_lines * sizeof(*idx));
+	updates = malloc(r->n_lines * sizeof(*updates));
+	if (!idx || !updates)
+		return -ENOMEM;
+	ret = sd_bus_message_enter_container(m, 'a', "(ua{sv})");
+	if (ret < 0)
+		return ret;
+	while ((ret = sd_bus_message_enter_container(m, 'r', "ua{sv}")) > 0) {
+		char what[32];
+
+		if (n == r->n_lines)
+			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+						 "more entries than the request's %u line(s)", r->n_lines);
+		ret = sd_bus_message_read(m, "u", &idx[n]);
+		if (ret < 0)
+			return ret;
+		if (idx[n] >= r->n_lines)
+			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+						 "index %u out of range (request has %u line(s))",
+						 idx[n], r->n_lines);
+		for (unsigned int j = 0; j < n; j++)
+			if (idx[j] == idx[n])
+				return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+							 "index %u given twice", idx[n]);
+		snprintf(what, sizeof(what), "line %u", idx[n]);
+		memset(&updates[n], 0, sizeof(updates[n]));
+		ret = read_line_settings(m, &updates[n], what, error);
+		if (ret < 0)
+			return ret;
+		ret = sd_bus_message_exit_container(m);
+		if (ret < 0)
+			return ret;
+		n++;
+	}
+	if (ret < 0)
+		return ret;
+	ret = sd_bus_message_exit_container(m);
+	if (ret < 0)
+		return ret;
+	if (n == 0)
+		return sd_bus_error_set(error, GB_ERROR_INVALID_ARGS, "nothing to reconfigure");
+	return do_reconfigure(m, r, n, idx, updates, error);
+}
+
+/* gpio_direction_input(): the listed lines (empty: all) become inputs. */
+static int method_set_direction_input(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Request *r = userdata;
+	_cleanup_free_ unsigned int *idx = NULL;
+	_cleanup_free_ struct gb_line_config *updates = NULL;
+	unsigned int n;
+	int ret;
+
+	ret = read_indices(m, r, &n, &idx);
+	if (ret < 0)
+		return ret;
+	updates = calloc(n + 1, sizeof(*updates));
+	if (!updates)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < n; i++) {
+		updates[i].set = GB_FIELD_DIRECTION;
+		updates[i].direction = GPIOD_LINE_DIRECTION_INPUT;
+	}
+	return do_reconfigure(m, r, n, idx, updates, error);
+}
+
+/* gpio_direction_output(value): direction and level in one call. */
+static int method_set_direction_output(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Request *r = userdata;
+	_cleanup_free_ unsigned int *idx = NULL;
+	_cleanup_free_ bool *vals = NULL;
+	_cleanup_free_ struct gb_line_config *updates = NULL;
+	unsigned int n;
+	int ret;
+
+	ret = read_index_values(m, &n, &idx, &vals);
+	if (ret == -E2BIG)
+		return sd_bus_error_set(error, GB_ERROR_INVALID_ARGS, "too many values");
+	if (ret < 0)
+		return ret;
+	if (n == 0)
+		return sd_bus_error_set(error, GB_ERROR_INVALID_ARGS, "no lines given");
+	updates = calloc(n, sizeof(*updates));
+	if (!updates)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < n; i++) {
+		updates[i].set = GB_FIELD_DIRECTION | GB_FIELD_VALUE;
+		updates[i].direction = GPIOD_LINE_DIRECTION_OUTPUT;
+		updates[i].value = vals[i];
+	}
+	return do_reconfigure(m, r, n, idx, updates, error);
+}
+
+static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Request *r = userdata;
+	Client *c;
+	int ret;
+
+	ret = authorize(r, m, &c, error);
+	if (ret < 0)
+		return ret;
+	if (!r->persistent)
+		return sd_bus_reply_method_return(m, NULL); /* the owner already gets them */
+	if (r->client && r->client != c)
+		client_detach_request(r->client, r);
+	if (r->client != c)
+		client_attach_request(c, r);
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+static int method_release(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Request *r = userdata;
+	Client *c;
+	int ret;
+
+	ret = authorize(r, m, &c, error);
+	if (ret < 0)
+		return ret;
+	/* Lines first, then the reply: when the caller hears "done", they are free. */
+	request_free(r, c->uid == r->uid ? "released by its owner" : "released by root");
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+static int request_get(sd_bus *bus, const char *path, const char *iface, const char *prop,
+		       sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	Request *r = userdata;
+	int ret;
+
+	if (strcmp(prop, "Label") == 0)
+		return sd_bus_message_append(reply, "s", r->label);
+	if (strcmp(prop, "Persistent") == 0)
+		return sd_bus_message_append(reply, "b", r->persistent);
+	if (strcmp(prop, "OwnerUid") == 0)
+		return sd_bus_message_append(reply, "u", (uint32_t)r->uid);
+	if (strcmp(prop, "Owner") == 0)
+		return sd_bus_message_append(reply, "s", r->client ? r->client->name : "");
+	if (strcmp(prop, "EventsLost") == 0)
+		return sd_bus_message_append(reply, "t", r->events_lost);
+	if (strcmp(prop, "ChipGone") == 0)
+		return sd_bus_message_append(reply, "b", r->chip_gone);
+	if (strcmp(prop, "Lines") == 0) {
+		ret = sd_bus_message_open_container(reply, 'a', "(osu)");
+		for (unsigned int i = 0; ret >= 0 && i < r->n_lines; i++) {
+			ReqLine *rl = &r->lines[i];
+
+			ret = sd_bus_message_append(reply, "(osu)", rl->line ? rl->line->path : "/",
+						    rl->rc->chip_name, rl->offset);
+		}
+		return ret < 0 ? ret : sd_bus_message_close_container(reply);
+	}
+	return -ENOENT;
+}
+
+static const sd_bus_vtable request_vtable[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_PROPERTY("Label", "s", request_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Persistent", "b", request_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("OwnerUid", "u", request_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Owner", "s", request_get, 0, 0),
+	SD_BUS_PROPERTY("Lines", "a(osu)", request_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("EventsLost", "t", request_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("ChipGone", "b", request_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_METHOD_WITH_ARGS("GetValues", SD_BUS_ARGS("au", indices), SD_BUS_RESULT("ab", values),
+				method_get_values, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("SetValues", SD_BUS_ARGS("a(ub)", values), SD_BUS_NO_RESULT,
+				method_set_values, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("SetDirectionInput", SD_BUS_ARGS("au", indices), SD_BUS_NO_RESULT,
+				method_set_direction_input, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("SetDirectionOutput", SD_BUS_ARGS("a(ub)", values), SD_BUS_NO_RESULT,
+				method_set_direction_output, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Reconfigure", SD_BUS_ARGS("a(ua{sv})", lines), SD_BUS_NO_RESULT,
+				method_reconfigure, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Subscribe", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
+				method_subscribe, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Release", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
+				method_release, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_SIGNAL_WITH_ARGS("Event",
+				SD_BUS_ARGS("u", index, "u", offset, "s", edge, "t", timestamp_ns,
+					    "t", global_seqno, "t", line_seqno, "t", seqno), 0),
+	SD_BUS_SIGNAL_WITH_ARGS("EventsLost", SD_BUS_ARGS("t", count, "t", total), 0),
+	SD_BUS_SIGNAL_WITH_ARGS("ChipGone", SD_BUS_ARGS("s", chip), 0),
+	SD_BUS_VTABLE_END
+};
+
+static int find_request(sd_bus *bus, const char *path, const char *iface, void *userdata,
+			void **found, sd_bus_error *error)
+{
+	Request *r = request_find(userdata, path);
+
+	if (!r)
+		return 0;
+	*found = r;
+	return 1;
+}
+
+static int enumerate_requests(sd_bus *bus, const char *prefix, void *userdata, char ***nodes,
+			      sd_bus_error *error)
+{
+	Broker *b = userdata;
+	size_t n = hashmap_size(b->requests), k = 0;
+	char **l = calloc(n + 1, sizeof(char *));
+
+	if (!l)
+		return -ENOMEM;
+	for (Request *r = b->request_list; r; r = r->next)
+		if (!(l[k++] = strdup(r->path))) {
+			strv_free(l);
+			return -ENOMEM;
+		}
+	*nodes = l;
+	return 0;
+}
+
+int request_add_vtables(Broker *b)
+{
+	int r = sd_bus_add_fallback_vtable(b->bus, NULL, GB_REQUEST_PREFIX, GB_IFACE_REQUEST,
+					   request_vtable, find_request, b);
+	if (r >= 0)
+		r = sd_bus_add_node_enumerator(b->bus, NULL, GB_REQUEST_PREFIX, enumerate_requests, b);
+	return r;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/**
+ * @file brokertest.h
+ * @brief Test helper: a real gpiod-broker on the bench's real system bus.
+ *
+ * Tests start the daemon they built (under valgrind when GB_TEST_VALGRIND=1), talk
+ * to it over the bus as real uids (a connection made with that effective uid, so
+ * the bus daemon's SO_PEERCRED says so), and stop it, checking it exits cleanly.
+ */
+#ifndef GB_TEST_BROKERTEST_H
+#define GB_TEST_BROKERTEST_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+
+#define GB_NAME "org.gpiodbroker1"
+#define GB_ROOT "/org/gpiodbroker1"
+#define GB_MANAGER GB_NAME ".Manager"
+#define GB_LINE GB_NAME ".Line"
+#define GB_REQUEST GB_NAME ".Request"
+
+/* Test users made by the bench (tests/bench/guest-init). */
+#define UID_ALICE 60001
+#define UID_BOB   60002
+#define UID_CAROL 60003
+
+/** Start the broker (extra argument may be NULL) and wait until it owns its name. */
+pid_t gb_broker_start(const char *extra_arg);
+/** SIGTERM, wait; returns the exit status (0 = clean; 97 = valgrind found errors). */
+int gb_broker_stop(pid_t pid);
+/** Wait until the broker process exits on its own; its exit status or -1. */
+int gb_broker_wait_exit(pid_t pid, int timeout_ms);
+
+/** A system bus connection made as @p uid (0: root). Aborts the test on failure. */
+sd_bus *gb_connect(uid_t uid);
+
+/**
+ * Manager.Request() for one line. @p direction NULL: as-is; @p value < 0: none;
+ * @p edge NULL: none. Returns the call's result; on success *path is the request.
+ */
+int gb_request(sd_bus *bus, const char *label, const char *spec, const char *direction,
+	       int value, const char *edge, bool persistent, char **path, sd_bus_error *err);
+/** Request.GetValues([idx]): 0/1, or the negative call error. */
+int gb_get_value(sd_bus *bus, const char *path, unsigned int idx, sd_bus_error *err);
+/** Request.SetValues([(idx, value)]). */
+int gb_set_value(sd_bus *bus, const char *path, unsigned int idx, bool value, sd_bus_error *err);
+
+/** Process @p bus until *counter >= target or @p timeout_ms passes; true if reached. */
+bool gb_bus_wait_count(sd_bus *bus, const int *counter, int target, int timeout_ms);
+
+/** Wait until the broker has seen @p unique_name leave the bus (see the .c for why). */
+void gb_wait_client_gone(sd_bus *bus, const char *unique_name);
+
+/** Read a line property of the broker's line object as string / bool. */
+char *gb_line_prop_str(sd_bus *bus, const char *chip, unsigned int off, const char *prop);
+bool gb_line_prop_bool(sd_bus *bus, const char *chip, unsigned int off, const char *prop);
+
+/** Poll (every 10 ms, up to @p timeout_ms) until the line's Used property is @p used. */
+bool gb_wait_line_used(sd_bus *bus, const char *chip, unsigned int off, bool used, int timeout_ms);
+
+/** Multiplier for timeouts (valgrind is ~20x slower). */
+int gb_slow(void);
+
+#endif
