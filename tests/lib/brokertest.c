@@ -15,6 +15,11 @@
 #error "GB_BROKER_BIN must be defined by the build"
 #endif
 
+const char *gb_broker_bin(void)
+{
+	return GB_BROKER_BIN;
+}
+
 int gb_slow(void)
 {
 	return getenv("GB_TEST_VALGRIND") ? 20 : 1;

@@ -59,6 +59,9 @@ bool gb_line_prop_bool(sd_bus *bus, const char *chip, unsigned int off, const ch
 /** Poll (every 10 ms, up to @p timeout_ms) until the line's Used property is @p used. */
 bool gb_wait_line_used(sd_bus *bus, const char *chip, unsigned int off, bool used, int timeout_ms);
 
+/** Path of the broker binary under test. */
+const char *gb_broker_bin(void);
+
 /** Multiplier for timeouts (valgrind is ~20x slower). */
 int gb_slow(void);
 
