@@ -97,7 +97,7 @@ static int on_edge(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 			r->events_lost++;
 			continue;
 		}
-		ret = request_emit(r, "Event", "uusuttt", (unsigned)idx, off,
+		ret = request_emit(r, "Event", "uustttt", (unsigned)idx, off,
 				   gpiod_edge_event_get_event_type(ev) == GPIOD_EDGE_EVENT_RISING_EDGE
 					   ? "rising" : "falling",
 				   (uint64_t)gpiod_edge_event_get_timestamp_ns(ev), gseq,

@@ -40,7 +40,30 @@ struct ev {
 	uint64_t ts, gseq, lseq, seq;
 };
 
+/* The signature a signal is declared with in the broker's introspection data. */
+static char *declared_signature(sd_bus *bus, const char *path, const char *signal)
+{
+	sd_bus_message *reply = NULL;
+	const char *xml, *p, *end;
+	char want[64], sig[64] = "";
+
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, path, "org.freedesktop.DBus.Introspectable",
+					    "Introspect", NULL, &reply, ""), 0);
+	ck_assert_int_ge(sd_bus_message_read(reply, "s", &xml), 0);
+	snprintf(want, sizeof(want), "<signal name=\"%s\">", signal);
+	p = strstr(xml, want);
+	ck_assert_ptr_nonnull(p);
+	end = strstr(p, "</signal>");
+	while ((p = strstr(p, "type=\"")) && p < end) {
+		p += 6;
+		strncat(sig, p, strcspn(p, "\""));
+	}
+	sd_bus_message_unref(reply);
+	return strdup(sig);
+}
+
 struct rec {
+	char sig[64];
 	struct ev ev[256];
 	int n;
 	int lost_signals;
@@ -58,9 +81,10 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *e)
 	if (sd_bus_message_is_signal(m, GB_REQUEST, "Event") && r->n < 256) {
 		struct ev *ev = &r->ev[r->n];
 
-		ck_assert_int_ge(sd_bus_message_read(m, "uusuttt", &ev->index, &ev->offset, &edge,
+		ck_assert_int_ge(sd_bus_message_read(m, "uustttt", &ev->index, &ev->offset, &edge,
 						     &ev->ts, &ev->gseq, &ev->lseq, &ev->seq), 0);
 		snprintf(ev->edge, sizeof(ev->edge), "%s", edge);
+		snprintf(r->sig, sizeof(r->sig), "%s", sd_bus_message_get_signature(m, true));
 		r->n++;
 	} else if (sd_bus_message_is_signal(m, GB_REQUEST, "EventsLost")) {
 		uint64_t n, total;
@@ -113,6 +137,14 @@ START_TEST(test_edges_to_owner_only)
 	}
 	ck_assert_uint_gt(mine.ev[1].ts, mine.ev[0].ts);
 	ck_assert_int_eq(mine.lost_signals, 0);
+	{
+		/* What is sent is what is declared (a 64-bit timestamp sent as 32 bits
+		 * would pass every other check until the clock passed 4.3 s). */
+		char *sig = declared_signature(owner, path, "Event");
+
+		ck_assert_str_eq(mine.sig, sig);
+		free(sig);
+	}
 
 	/* Anything sent to the spy before the broker answers its Ping would be queued
 	 * ahead of the reply: after it, the spy has seen all it ever will of these. */
