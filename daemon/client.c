@@ -29,6 +29,8 @@ static void client_free(Client *c)
 		if (r->persistent) {
 			/* It lives on; events wait for the next subscriber. */
 			client_detach_request(c, r);
+			sd_bus_emit_properties_changed(c->broker->bus, r->path, GB_IFACE_REQUEST,
+						       "Owner", NULL);
 		} else {
 			request_free(r, "its owner left the bus");
 		}

@@ -476,8 +476,10 @@ static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *err
 		return sd_bus_reply_method_return(m, NULL); /* the owner already gets them */
 	if (r->client && r->client != c)
 		client_detach_request(r->client, r);
-	if (r->client != c)
+	if (r->client != c) {
 		client_attach_request(c, r);
+		sd_bus_emit_properties_changed(r->broker->bus, r->path, GB_IFACE_REQUEST, "Owner", NULL);
+	}
 	return sd_bus_reply_method_return(m, NULL);
 }
 
@@ -531,7 +533,7 @@ static const sd_bus_vtable request_vtable[] = {
 	SD_BUS_PROPERTY("Label", "s", request_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("Persistent", "b", request_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("OwnerUid", "u", request_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-	SD_BUS_PROPERTY("Owner", "s", request_get, 0, 0),
+	SD_BUS_PROPERTY("Owner", "s", request_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("Lines", "a(osu)", request_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("EventsLost", "t", request_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("ChipGone", "b", request_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
