@@ -1,0 +1,95 @@
+#!/bin/sh
+# busctl-only scenario: a CLI user whose processes exit between calls. A persistent
+# request made by one busctl process is driven and released by others, as a real uid.
+# TAP output.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+[ -n "${GB_BENCH:-}" ] || exec "$here/run" --chip gbctl:4:0=lamp,1=switch -- "$here/$(basename "$0")" "$@"
+
+broker=${GB_TEST_BROKER:?GB_TEST_BROKER must name the gpiod-broker binary}
+. "$here/gpiosim.sh"
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
+check() { # check DESCRIPTION EXPECTED ACTUAL
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "expected: $2" "got:      $3"; fi
+}
+as() { u=$1; shift; setpriv --reuid="$u" --regid="$u" --init-groups -- "$@"; }
+call() { u=$1; shift; as "$u" busctl --system call org.gpiodbroker1 "$@" 2>&1; }
+RQ=org.gpiodbroker1.Request
+
+"$broker" --log-level=warning &
+bpid=$!
+for i in $(seq 100); do
+	busctl --system list 2>/dev/null | grep -q '^org.gpiodbroker1 ' && break
+	sleep 0.05
+done
+
+out=$(call gb-alice /org/gpiodbroker1 org.gpiodbroker1.Manager Request 'sa(sa{sv})a{sv}' \
+	lamp-ctl 1 lamp 2 direction s output value b false 1 persistent b true)
+check "persistent request from one busctl" 'o "/org/gpiodbroker1/request/1"' "$out"
+req=/org/gpiodbroker1/request/1
+chip=$(sim_chip_dev gbctl)
+line=/org/gpiodbroker1/chip/$chip/line0
+check "line held after that busctl exited" 'b true' \
+	"$(busctl --system get-property org.gpiodbroker1 $line org.gpiodbroker1.Line Used)"
+
+out=$(call gb-alice $req $RQ SetValues 'a(ub)' 1 0 true)
+check "set from a second busctl" "" "$out"
+check "the simulator sees the output high" 1 "$(sim_value gbctl 0)"
+
+check "get from a third busctl" "ab 1 true" "$(call gb-alice $req $RQ GetValues au 0)"
+
+check "label is the line's consumer" 's "lamp-ctl"' \
+	"$(as gb-carol busctl --system get-property org.gpiodbroker1 $line org.gpiodbroker1.Line Consumer)"
+
+out=$(call gb-bob $req $RQ SetValues 'a(ub)' 1 0 false)
+case "$out" in
+*"belongs to uid 60001"*) ok "another user is refused" ;;
+*) not_ok "another user is refused" "got: $out" ;;
+esac
+check "... and the output did not change" 1 "$(sim_value gbctl 0)"
+
+out=$(call gb-alice $req $RQ SetValues 'a(ub)' 1 5 true)
+case "$out" in
+*"out of range"*) ok "bad index answered with a message" ;;
+*) not_ok "bad index answered with a message" "got: $out" ;;
+esac
+
+out=$(call gb-alice /org/gpiodbroker1 org.gpiodbroker1.Manager ListRequests)
+check "listed" 'a(osbus) 1 "/org/gpiodbroker1/request/1" "lamp-ctl" true 60001 ""' "$out"
+
+check "release from a fourth busctl" "" "$(call gb-alice $req $RQ Release)"
+check "line free again" 'b false' \
+	"$(busctl --system get-property org.gpiodbroker1 $line org.gpiodbroker1.Line Used)"
+
+if busctl --system introspect org.gpiodbroker1 /org/gpiodbroker1 2>&1 | grep -q '\.Request  *method'; then
+	ok "introspectable"
+else
+	not_ok "introspectable"
+fi
+
+# The running broker introspects exactly the interfaces shipped in dbus/.
+xml=$here/../../dbus/org.gpiodbroker1.xml
+iface_of() { sed -n "/<interface name=\"org.gpiodbroker1.$1\">/,/<\/interface>/p"; }
+out=$(call gb-alice /org/gpiodbroker1 org.gpiodbroker1.Manager Request 'sa(sa{sv})a{sv}' \
+	x 1 switch 0 1 persistent b true)
+for pair in Manager:/org/gpiodbroker1 Chip:/org/gpiodbroker1/chip/$chip Line:$line \
+	    Request:/org/gpiodbroker1/request/2; do
+	i=${pair%%:*}
+	live=$(busctl --system introspect --xml-interface org.gpiodbroker1 "${pair#*:}" | iface_of "$i")
+	shipped=$(iface_of "$i" < "$xml")
+	if [ -n "$shipped" ] && [ "$live" = "$shipped" ]; then
+		ok "interface $i matches dbus/org.gpiodbroker1.xml"
+	else
+		not_ok "interface $i matches dbus/org.gpiodbroker1.xml" \
+			"$(printf '%s\n' "$live" > /run/live.xml; printf '%s\n' "$shipped" | diff - /run/live.xml)"
+	fi
+done
+
+kill "$bpid"
+wait "$bpid"
+check "broker exits cleanly on SIGTERM" 0 "$?"
+echo "1..$n"
+[ "$failed" -eq 0 ]
