@@ -20,6 +20,7 @@
 
 #include "hashmap.h"
 #include "line-config.h"
+#include "policy.h"
 
 #define GB_BUS_NAME        "org.gpiodbroker1"
 #define GB_ROOT_PATH       "/org/gpiodbroker1"
@@ -60,6 +61,9 @@ struct Broker {
 	uint64_t next_request_id; /* never reused within a daemon's life */
 
 	Hashmap *clients;         /* unique bus name -> Client */
+
+	char *policy_dir;
+	struct gb_policy *policy; /* never NULL: empty means deny all (but root) */
 };
 
 struct Line {
@@ -99,6 +103,7 @@ struct ReqLine {
 	ReqChip *rc;
 	unsigned int offset;
 	struct gb_line_config config;
+	enum gb_safe_state safe_state; /* applied when the line is let go */
 };
 
 struct Request {
@@ -112,6 +117,9 @@ struct Request {
 	Client *client;             /* owner connection (managed) / creator while on the bus */
 	char *event_dest;           /* unique name that receives events, or NULL */
 	uid_t uid;                  /* caller's uid at request time */
+	gid_t gid;                  /* ... and groups: policy is re-checked on reload */
+	gid_t *groups;
+	size_t n_groups;
 	unsigned int n_lines;
 	ReqLine *lines;
 	unsigned int n_chips;
@@ -126,6 +134,8 @@ struct Client {
 	char *name;                 /* unique bus name */
 	uid_t uid;
 	gid_t gid;
+	gid_t *groups;              /* supplementary groups, as the bus reports them */
+	size_t n_groups;
 	Request *requests;          /* managed requests (and persistent ones it subscribes to) */
 };
 
@@ -148,8 +158,9 @@ int request_get_values(Request *r, unsigned int n, const unsigned int *idx, bool
 		       sd_bus_error *error);
 int request_set_values(Request *r, unsigned int n, const unsigned int *idx, const bool *values,
 		       sd_bus_error *error);
-int request_reconfigure(Request *r, unsigned int n, const unsigned int *idx,
-			const struct gb_line_config *updates, sd_bus_error *error);
+int request_reconfigure(Request *r, const struct gb_caller *caller, unsigned int n,
+			const unsigned int *idx, const struct gb_line_config *updates,
+			sd_bus_error *error);
 void request_chip_gone(Request *r, Chip *c);
 Request *request_find(Broker *b, const char *path);
 int request_add_vtables(Broker *b);
@@ -159,6 +170,16 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int events_attach(ReqChip *rc);
 void events_detach(ReqChip *rc);
 int request_emit(Request *r, const char *member, const char *types, ...);
+int line_resolve_alias(Broker *b, const char *alias, Line **ret, sd_bus_error *error);
+
+/* policy-bus.c: the policy as the broker applies it */
+void line_ident(const Line *l, struct gb_line_ident *id);
+void client_caller(const Client *c, struct gb_caller *caller);
+void request_caller(const Request *r, struct gb_caller *caller);
+int broker_load_policy(Broker *b, bool initial, sd_bus_error *error);
+const struct gb_policy_entry *line_policy_entry(const Line *l);
+int method_reload_policy(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error);
 
 /* client.c */
 int clients_start(Broker *b);

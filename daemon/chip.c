@@ -25,7 +25,8 @@
 
 static const char *const line_props[] = {
 	"Name", "Used", "Consumer", "Direction", "Edge", "Bias", "Drive", "ActiveLow",
-	"Debounced", "DebouncePeriodUs", "EventClock", "Request", "RequestLabel", NULL,
+	"Debounced", "DebouncePeriodUs", "EventClock", "Request", "RequestLabel",
+	"Alias", "Policy", NULL,
 };
 
 void line_emit_changed(Line *l)
@@ -424,6 +425,16 @@ static int line_get(sd_bus *bus, const char *path, const char *iface, const char
 		return sd_bus_message_append(reply, "o", l->holder ? l->holder->path : "/");
 	if (strcmp(prop, "RequestLabel") == 0)
 		return sd_bus_message_append(reply, "s", l->holder ? l->holder->label : "");
+	if (strcmp(prop, "Alias") == 0 || strcmp(prop, "Policy") == 0) {
+		const struct gb_policy_entry *e = line_policy_entry(l);
+		char where[300] = "";
+
+		if (strcmp(prop, "Alias") == 0)
+			return sd_bus_message_append(reply, "s", e && !e->group ? e->name : "");
+		if (e)
+			gb_policy_entry_describe(e, where, sizeof(where));
+		return sd_bus_message_append(reply, "s", where);
+	}
 	return -ENOENT;
 }
 
@@ -446,6 +457,8 @@ static const sd_bus_vtable line_vtable[] = {
 	LINE_PROP("EventClock", "s"),
 	LINE_PROP("Request", "o"),
 	LINE_PROP("RequestLabel", "s"),
+	LINE_PROP("Alias", "s"),
+	LINE_PROP("Policy", "s"),
 	SD_BUS_VTABLE_END
 };
 
@@ -490,6 +503,9 @@ int line_resolve(Broker *b, const struct gb_linespec *ls, Line **ret, sd_bus_err
 		found = &c->lines[ls->offset];
 		break;
 	case GB_LINESPEC_NAME:
+		/* An integrator's alias (gpio_export_link) names the line first. */
+		if (gb_policy_find_alias(b->policy, ls->text))
+			return line_resolve_alias(b, ls->text, ret, error);
 		/* Names need not be unique across chips; an ambiguous name is refused
 		 * rather than resolved to whichever chip came first. */
 		for (c = b->chips; c; c = c->next)

@@ -3,8 +3,8 @@
  * Clients: the bus connections that talk to the broker, and the devm_ model.
  *
  * Identity comes from the bus, never from call arguments: the first call of a
- * connection asks the bus daemon for its credentials (GetConnectionCredentials); a
- * failed lookup denies the call. Unique names are never reused, so the answer is
+ * connection asks the bus daemon for its credentials (GetConnectionCredentials:
+ * uid and groups); a failed lookup denies the call. Unique names are never reused, so the answer is
  * cached for the connection's life.
  *
  * One NameOwnerChanged match covers every client (dbus-daemon allows 512 match rules
@@ -37,6 +37,7 @@ static void client_free(Client *c)
 	}
 	hashmap_remove(c->broker->clients, c->name);
 	free(c->name);
+	free(c->groups);
 	free(c);
 }
 
@@ -77,13 +78,68 @@ void clients_stop(Broker *b)
 	b->name_owner_slot = sd_bus_slot_unref(b->name_owner_slot);
 }
 
+/* Ask the bus daemon who the peer is: UnixUserID and UnixGroupIDs (primary and
+ * supplementary groups, complete or absent, as the D-Bus specification says). */
+static int query_credentials(sd_bus *bus, const char *name, Client *c)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	bool have_uid = false;
+	int r;
+
+	r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+			       "org.freedesktop.DBus", "GetConnectionCredentials", &err, &reply,
+			       "s", name);
+	sd_bus_error_free(&err);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+	while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+		const char *key;
+
+		r = sd_bus_message_read(reply, "s", &key);
+		if (r < 0)
+			break;
+		if (strcmp(key, "UnixUserID") == 0) {
+			uint32_t uid;
+
+			r = sd_bus_message_read(reply, "v", "u", &uid);
+			c->uid = uid;
+			have_uid = r >= 0;
+		} else if (strcmp(key, "UnixGroupIDs") == 0) {
+			const void *data;
+			size_t size;
+
+			r = sd_bus_message_enter_container(reply, 'v', "au");
+			if (r >= 0)
+				r = sd_bus_message_read_array(reply, 'u', &data, &size);
+			if (r >= 0 && size) {
+				c->groups = malloc(size);
+				if (!c->groups)
+					r = -ENOMEM;
+				else {
+					memcpy(c->groups, data, size);
+					c->n_groups = size / sizeof(uint32_t);
+				}
+			}
+			if (r >= 0)
+				r = sd_bus_message_exit_container(reply);
+		} else {
+			r = sd_bus_message_skip(reply, "v");
+		}
+		if (r >= 0)
+			r = sd_bus_message_exit_container(reply);
+	}
+	sd_bus_message_unref(reply);
+	if (r < 0)
+		return r;
+	return have_uid ? 0 : -ENODATA;
+}
+
 int client_get(Broker *b, sd_bus_message *m, Client **ret, sd_bus_error *error)
 {
-	sd_bus_creds *creds = NULL;
 	const char *sender = sd_bus_message_get_sender(m);
 	Client *c;
-	uid_t uid;
-	gid_t gid = (gid_t)-1;
 	int r;
 
 	if (!sender)
@@ -93,36 +149,26 @@ int client_get(Broker *b, sd_bus_message *m, Client **ret, sd_bus_error *error)
 		*ret = c;
 		return 0;
 	}
-	/* Ask the bus; never /proc, never the message body. */
-	r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_UID | SD_BUS_CREDS_EUID |
-					     SD_BUS_CREDS_GID | SD_BUS_CREDS_EGID, &creds);
-	if (r >= 0) {
-		/* The bus reports the uid the peer connected with (SO_PEERCRED). */
-		r = sd_bus_creds_get_euid(creds, &uid);
-		if (r < 0)
-			r = sd_bus_creds_get_uid(creds, &uid);
-		if (sd_bus_creds_get_egid(creds, &gid) < 0)
-			sd_bus_creds_get_gid(creds, &gid);
-	}
-	sd_bus_creds_unref(creds);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->broker = b;
+	c->gid = (gid_t)-1; /* the primary group is among the groups the bus reports */
+	/* The bus, never /proc, never the message body. */
+	r = query_credentials(b->bus, sender, c);
 	if (r < 0) {
+		free(c->groups);
+		free(c);
 		log_warning_errno(r, "cannot get credentials of %s from the bus: %m", sender);
 		return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
 					 "cannot determine the caller's credentials: %s", strerror(-r));
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c || !(c->name = strdup(sender))) {
-		free(c);
-		return -ENOMEM;
-	}
-	c->broker = b;
-	c->uid = uid;
-	c->gid = gid;
-	r = hashmap_put(b->clients, c->name, c);
-	if (r < 0) {
+	c->name = strdup(sender);
+	if (!c->name || (r = hashmap_put(b->clients, c->name, c)) < 0) {
 		free(c->name);
+		free(c->groups);
 		free(c);
-		return r;
+		return r < 0 ? r : -ENOMEM;
 	}
 	*ret = c;
 	return 0;

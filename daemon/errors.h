@@ -14,5 +14,6 @@
 #define GB_ERROR_NOT_OUTPUT    GB_ERROR_PREFIX "NotOutput"
 #define GB_ERROR_CHIP_GONE     GB_ERROR_PREFIX "ChipGone"
 #define GB_ERROR_FAILED        GB_ERROR_PREFIX "Failed"
+#define GB_ERROR_POLICY        GB_ERROR_PREFIX "PolicyInvalid"
 
 #endif

@@ -21,6 +21,7 @@
 
 static const char *arg_bus = "system";
 static const char *arg_dev_dir = "/dev";
+static const char *arg_policy_dir = SYSCONFDIR "/gpiod-broker/policy.d";
 
 static void help(void)
 {
@@ -31,19 +32,22 @@ static void help(void)
 	       "     --version           show the version\n"
 	       "     --bus=BUS           system (default), session, or a D-Bus address\n"
 	       "     --log-level=LEVEL   err, warning, notice, info (default) or debug\n"
-	       "     --dev-dir=DIR       where gpiochip device nodes appear (default /dev)\n",
-	       GB_BUS_NAME);
+	       "     --dev-dir=DIR       where gpiochip device nodes appear (default /dev)\n"
+	       "     --policy-dir=DIR    policy files (default %s)\n\n"
+	       "SIGHUP reloads the policy; SIGTERM releases every line and exits.\n",
+	       GB_BUS_NAME, arg_policy_dir);
 }
 
 static int parse_argv(int argc, char **argv)
 {
-	enum { ARG_VERSION = 0x100, ARG_BUS, ARG_LOG_LEVEL, ARG_DEV_DIR };
+	enum { ARG_VERSION = 0x100, ARG_BUS, ARG_LOG_LEVEL, ARG_DEV_DIR, ARG_POLICY_DIR };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
 		{ "bus", required_argument, NULL, ARG_BUS },
 		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
 		{ "dev-dir", required_argument, NULL, ARG_DEV_DIR },
+		{ "policy-dir", required_argument, NULL, ARG_POLICY_DIR },
 		{}
 	};
 	int c, l;
@@ -69,6 +73,9 @@ static int parse_argv(int argc, char **argv)
 			break;
 		case ARG_DEV_DIR:
 			arg_dev_dir = optarg;
+			break;
+		case ARG_POLICY_DIR:
+			arg_policy_dir = optarg;
 			break;
 		default:
 			return -EINVAL;
@@ -111,6 +118,13 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 	return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	log_info("received SIGHUP, reloading the policy");
+	broker_load_policy(userdata, false, NULL);
+	return 0;
+}
+
 static void broker_done(Broker *b)
 {
 	/* SIGTERM releases everything: every request goes back to the kernel. */
@@ -120,6 +134,7 @@ static void broker_done(Broker *b)
 	chips_stop(b);
 	hashmap_free(b->requests);
 	hashmap_free(b->clients);
+	gb_policy_free(b->policy);
 	if (b->bus)
 		sd_bus_flush_close_unref(b->bus);
 	sd_event_unref(b->event);
@@ -132,7 +147,8 @@ static int broker_run(Broker *b)
 
 	b->requests = hashmap_new();
 	b->clients = hashmap_new();
-	if (!b->requests || !b->clients)
+	b->policy = gb_policy_new(); /* deny all until the policy is loaded */
+	if (!b->requests || !b->clients || !b->policy)
 		return log_error_errno(ENOMEM, "out of memory");
 
 	r = sd_event_default(&b->event);
@@ -142,9 +158,11 @@ static int broker_run(Broker *b)
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGTERM);
 	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGHUP);
 	sigprocmask(SIG_BLOCK, &ss, NULL);
 	if ((r = sd_event_add_signal(b->event, NULL, SIGTERM, on_exit_signal, b)) < 0 ||
-	    (r = sd_event_add_signal(b->event, NULL, SIGINT, on_exit_signal, b)) < 0)
+	    (r = sd_event_add_signal(b->event, NULL, SIGINT, on_exit_signal, b)) < 0 ||
+	    (r = sd_event_add_signal(b->event, NULL, SIGHUP, on_sighup, b)) < 0)
 		return log_error_errno(r, "cannot watch signals: %m");
 
 	r = open_bus(&b->bus);
@@ -166,6 +184,10 @@ static int broker_run(Broker *b)
 	r = chips_start(b);
 	if (r < 0)
 		return r;
+	/* After the chips: entries covering one line twice show only on real lines. */
+	r = broker_load_policy(b, true, NULL);
+	if (r < 0)
+		return log_error_errno(r, "cannot load the policy: %m");
 
 	/* The name last: a client that sees it finds every chip already there. */
 	r = sd_bus_request_name(b->bus, GB_BUS_NAME, 0);
@@ -192,6 +214,7 @@ int main(int argc, char **argv)
 	if (r <= 0)
 		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	b.dev_dir = (char *)arg_dev_dir;
+	b.policy_dir = (char *)arg_policy_dir;
 	r = broker_run(&b);
 	sd_notify(0, "STOPPING=1");
 	broker_done(&b);

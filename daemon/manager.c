@@ -76,6 +76,10 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_METHOD_WITH_ARGS("ListRequests", SD_BUS_NO_ARGS,
 				SD_BUS_RESULT("a(osbus)", requests),
 				method_list_requests, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("GetAccess", SD_BUS_ARGS("s", line), SD_BUS_RESULT("a{sv}", access),
+				method_get_access, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("ReloadPolicy", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
+				method_reload_policy, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_VTABLE_END
 };
 

@@ -105,9 +105,10 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	unsigned int n = 0, cap = 0;
 	const char *label;
 	int persistent = 0;
+	struct gb_caller caller;
 	Client *client;
 	Request *req;
-	char msg[300];
+	char msg[512];
 	int r;
 
 	/* read */
@@ -188,11 +189,30 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	if (r < 0)
 		return r;
 
-	/* authorize: who is asking comes from the bus. Policy (who may use which
-	 * line) is applied here too. */
+	/* authorize: who is asking comes from the bus; the policy says what they may
+	 * do with each line. */
 	r = client_get(b, m, &client, error);
 	if (r < 0)
 		return r;
+	client_caller(client, &caller);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct gb_policy_entry *e;
+		struct gb_line_ident id;
+
+		line_ident(lines[i], &id);
+		/* An output with no value asked for starts at the integrator's
+		 * initial-value, if there is one; else inactive. */
+		e = line_policy_entry(lines[i]);
+		if (e && e->initial_value >= 0 && configs[i].direction == GPIOD_LINE_DIRECTION_OUTPUT &&
+		    !(configs[i].set & GB_FIELD_VALUE))
+			configs[i].value = e->initial_value;
+		if (gb_policy_check_request(b->policy, &id, &caller, &configs[i], persistent, label,
+					    msg, sizeof(msg)) < 0) {
+			log_notice("uid %u (%s) denied requesting %s:%u: %s", (unsigned)client->uid,
+				   client->name, id.chip_name, id.offset, msg);
+			return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
+		}
+	}
 
 	/* act */
 	r = request_new(b, client, label, persistent, n, lines, configs, &req, error);
@@ -213,6 +233,24 @@ static int authorize(Request *r, sd_bus_message *m, Client **ret, sd_bus_error *
 	if (ret_code < 0)
 		return ret_code;
 	if (r->persistent ? (c->uid == r->uid || c->uid == 0) : c == r->client) {
+		struct gb_caller caller;
+		char msg[512];
+
+		/* Owning it is not enough: the policy must still let this caller use
+		 * each line (a reload revokes what it no longer allows). */
+		client_caller(c, &caller);
+		for (unsigned int i = 0; i < r->n_lines; i++) {
+			struct gb_line_ident id;
+
+			if (!r->lines[i].line)
+				continue;
+			line_ident(r->lines[i].line, &id);
+			if (gb_policy_check_use(r->broker->policy, &id, &caller, msg, sizeof(msg)) < 0) {
+				log_notice("uid %u (%s) denied using %s: %s", (unsigned)c->uid, c->name,
+					   r->path, msg);
+				return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
+			}
+		}
 		if (ret)
 			*ret = c;
 		return 0;
@@ -351,11 +389,14 @@ static int method_set_values(sd_bus_message *m, void *userdata, sd_bus_error *er
 static int do_reconfigure(sd_bus_message *m, Request *r, unsigned int n, unsigned int *idx,
 			  struct gb_line_config *updates, sd_bus_error *error)
 {
-	int ret = authorize(r, m, NULL, error);
+	struct gb_caller caller;
+	Client *c;
+	int ret = authorize(r, m, &c, error);
 
 	if (ret < 0)
 		return ret;
-	ret = request_reconfigure(r, n, idx, updates, error);
+	client_caller(c, &caller);
+	ret = request_reconfigure(r, &caller, n, idx, updates, error);
 	if (ret < 0)
 		return ret;
 	return sd_bus_reply_method_return(m, NULL);
@@ -556,6 +597,7 @@ static const sd_bus_vtable request_vtable[] = {
 					    "t", global_seqno, "t", line_seqno, "t", seqno), 0),
 	SD_BUS_SIGNAL_WITH_ARGS("EventsLost", SD_BUS_ARGS("t", count, "t", total), 0),
 	SD_BUS_SIGNAL_WITH_ARGS("ChipGone", SD_BUS_ARGS("s", chip), 0),
+	SD_BUS_SIGNAL_WITH_ARGS("Revoked", SD_BUS_ARGS("s", reason), 0),
 	SD_BUS_VTABLE_END
 };
 

@@ -19,6 +19,8 @@
 #include "log.h"
 #include "macro.h"
 
+static int reqchip_apply(ReqChip *rc, sd_bus_error *error);
+
 /* Name a line for messages: "gpiochip0:3 (reset)". */
 static void describe(char *buf, size_t size, const char *chip, unsigned int offset, Line *l)
 {
@@ -103,6 +105,38 @@ static int kernel_error(sd_bus_error *error, int err, const char *what, ReqChip 
 	}
 }
 
+/* Before a line goes back to the kernel, put it where the integrator wants it when
+ * nobody holds it (safe-state): the kernel itself leaves a released line as it was. */
+static void reqchip_apply_safe_state(ReqChip *rc)
+{
+	Request *r = rc->request;
+	bool any = false;
+
+	if (!rc->lr || !rc->chip)
+		return;
+	for (unsigned int i = 0; i < r->n_lines; i++) {
+		ReqLine *rl = &r->lines[i];
+		struct gb_line_config *c = &rl->config;
+
+		if (rl->rc != rc || rl->safe_state == GB_SAFE_AS_IS)
+			continue;
+		any = true;
+		c->edge = GPIOD_LINE_EDGE_NONE;
+		c->debounce_us = 0;
+		c->active_low = false;
+		if (rl->safe_state == GB_SAFE_INPUT) {
+			c->direction = GPIOD_LINE_DIRECTION_INPUT;
+			c->drive = GPIOD_LINE_DRIVE_PUSH_PULL;
+		} else {
+			c->direction = GPIOD_LINE_DIRECTION_OUTPUT;
+			c->value = rl->safe_state == GB_SAFE_OUTPUT_HIGH;
+		}
+	}
+	if (any && reqchip_apply(rc, NULL) < 0)
+		log_warning("request %s: could not put lines on %s in their safe state", r->path,
+			    rc->chip_name);
+}
+
 static void reqchip_release(ReqChip *rc)
 {
 	events_detach(rc);
@@ -158,6 +192,7 @@ static void request_unlink(Request *r)
 static void request_destroy(Request *r)
 {
 	for (unsigned int i = 0; r->chips && i < r->n_chips; i++) {
+		reqchip_apply_safe_state(&r->chips[i]);
 		reqchip_release(&r->chips[i]);
 		gpiod_edge_event_buffer_free(r->chips[i].events);
 		free(r->chips[i].chip_name);
@@ -167,6 +202,7 @@ static void request_destroy(Request *r)
 			r->lines[i].line->holder = NULL;
 	free(r->chips);
 	free(r->lines);
+	free(r->groups);
 	free(r->label);
 	free(r->path);
 	free(r);
@@ -197,10 +233,18 @@ int request_new(Broker *b, Client *owner, const char *label, bool persistent,
 	r->id = ++b->next_request_id;
 	r->persistent = persistent;
 	r->uid = owner->uid;
+	r->gid = owner->gid;
+	if (owner->n_groups) {
+		r->groups = malloc(owner->n_groups * sizeof(gid_t));
+		if (r->groups) {
+			memcpy(r->groups, owner->groups, owner->n_groups * sizeof(gid_t));
+			r->n_groups = owner->n_groups;
+		}
+	}
 	r->label = strdup(label);
 	r->lines = calloc(n, sizeof(ReqLine));
 	r->chips = calloc(n, sizeof(ReqChip));
-	if (!r->label || !r->lines || !r->chips ||
+	if (!r->label || !r->lines || !r->chips || (owner->n_groups && !r->groups) ||
 	    asprintf(&r->path, GB_REQUEST_PREFIX "/%" PRIu64, r->id) < 0) {
 		r->path = NULL;
 		request_destroy(r);
@@ -231,6 +275,11 @@ int request_new(Broker *b, Client *owner, const char *label, bool persistent,
 		rl->offset = lines[i]->offset;
 		rl->config = configs[i];
 		rl->config.set &= ~GB_FIELD_VALUE; /* see request_reconfigure() */
+		{
+			const struct gb_policy_entry *e = line_policy_entry(lines[i]);
+
+			rl->safe_state = e ? e->safe_state : GB_SAFE_AS_IS;
+		}
 	}
 
 	for (unsigned int k = 0; k < r->n_chips; k++) {
@@ -399,8 +448,9 @@ static int reqchip_apply(ReqChip *rc, sd_bus_error *error)
 	return ret < 0 ? kernel_error(error, -ret, "reconfigure", rc) : 0;
 }
 
-int request_reconfigure(Request *r, unsigned int n, const unsigned int *idx,
-			const struct gb_line_config *updates, sd_bus_error *error)
+int request_reconfigure(Request *r, const struct gb_caller *caller, unsigned int n,
+			const unsigned int *idx, const struct gb_line_config *updates,
+			sd_bus_error *error)
 {
 	_cleanup_free_ struct gb_line_config *old = NULL;
 	char msg[256];
@@ -431,6 +481,19 @@ int request_reconfigure(Request *r, unsigned int n, const unsigned int *idx,
 		if (gb_line_config_validate(&rl->config, msg, sizeof(msg)) < 0) {
 			ret = sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS, "line %u: %s", idx[i], msg);
 			goto revert;
+		}
+		{
+			struct gb_line_ident id;
+
+			line_ident(rl->line, &id);
+			if (gb_policy_check_reconfigure(r->broker->policy, &id, caller, &old[idx[i]],
+							&rl->config, msg, sizeof(msg)) < 0) {
+				log_notice("uid %u denied reconfiguring %s: %s", (unsigned)caller->uid,
+					   r->path, msg);
+				ret = sd_bus_error_setf(error, GB_ERROR_PERMISSION, "line %u: %s",
+							idx[i], msg);
+				goto revert;
+			}
 		}
 		/* "value" was for this call; from now on it is the tracked output level. */
 		rl->config.set &= ~GB_FIELD_VALUE;

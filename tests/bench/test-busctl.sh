@@ -19,7 +19,24 @@ as() { u=$1; shift; setpriv --reuid="$u" --regid="$u" --init-groups -- "$@"; }
 call() { u=$1; shift; as "$u" busctl --system call org.gpiodbroker1 "$@" 2>&1; }
 RQ=org.gpiodbroker1.Request
 
-"$broker" --log-level=warning &
+# The integrator's policy: "lamp" is an alias (gpio_export_link) for gbctl:0.
+mkdir -p /run/gb-busctl-policy
+cat > /run/gb-busctl-policy/10-lamp.conf <<'POLICY'
+[line lamp]
+chip = gbctl
+offset = 0
+users = gb-alice
+directions = output
+persistent = yes
+safe-state = output-low
+
+[line switch]
+line-name = switch
+groups = gb-gpio
+directions = input
+persistent = yes
+POLICY
+"$broker" --log-level=warning --policy-dir=/run/gb-busctl-policy &
 bpid=$!
 for i in $(seq 100); do
 	busctl --system list 2>/dev/null | grep -q '^org.gpiodbroker1 ' && break
@@ -28,6 +45,7 @@ done
 
 out=$(call gb-alice /org/gpiodbroker1 org.gpiodbroker1.Manager Request 'sa(sa{sv})a{sv}' \
 	lamp-ctl 1 lamp 2 direction s output value b false 1 persistent b true)
+# (the line is named by its policy alias)
 check "persistent request from one busctl" 'o "/org/gpiodbroker1/request/1"' "$out"
 req=/org/gpiodbroker1/request/1
 chip=$(sim_chip_dev gbctl)
@@ -60,6 +78,8 @@ esac
 out=$(call gb-alice /org/gpiodbroker1 org.gpiodbroker1.Manager ListRequests)
 check "listed" 'a(osbus) 1 "/org/gpiodbroker1/request/1" "lamp-ctl" true 60001 ""' "$out"
 
+check "the line shows its alias" 's "lamp"' \
+	"$(busctl --system get-property org.gpiodbroker1 $line org.gpiodbroker1.Line Alias)"
 check "release from a fourth busctl" "" "$(call gb-alice $req $RQ Release)"
 check "line free again" 'b false' \
 	"$(busctl --system get-property org.gpiodbroker1 $line org.gpiodbroker1.Line Used)"

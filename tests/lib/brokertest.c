@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,7 +74,25 @@ static void kill_stale_broker(void)
 	unlink(PIDFILE);
 }
 
+void gb_policy_write(const char *policy)
+{
+	FILE *f;
+
+	mkdir(GB_TEST_POLICY_DIR, 0755);
+	f = fopen(GB_TEST_POLICY_DIR "/50-test.conf.tmp", "we");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_ge(fputs(policy, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(GB_TEST_POLICY_DIR "/50-test.conf.tmp", 0644), 0);
+	ck_assert_int_eq(rename(GB_TEST_POLICY_DIR "/50-test.conf.tmp", GB_TEST_POLICY_DIR "/50-test.conf"), 0);
+}
+
 pid_t gb_broker_start(const char *extra_arg)
+{
+	return gb_broker_start_policy(GB_TEST_POLICY_OPEN, extra_arg);
+}
+
+pid_t gb_broker_start_policy(const char *policy, const char *extra_arg)
 {
 	sd_bus *bus;
 	long deadline;
@@ -81,6 +100,7 @@ pid_t gb_broker_start(const char *extra_arg)
 	pid_t pid;
 
 	kill_stale_broker();
+	gb_policy_write(policy);
 	bus = gb_connect(0);
 
 	pid = fork();
@@ -99,6 +119,7 @@ pid_t gb_broker_start(const char *extra_arg)
 		}
 		argv[n++] = GB_BROKER_BIN;
 		argv[n++] = "--log-level=debug";
+		argv[n++] = "--policy-dir=" GB_TEST_POLICY_DIR;
 		if (extra_arg)
 			argv[n++] = extra_arg;
 		argv[n] = NULL;

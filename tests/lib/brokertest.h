@@ -25,8 +25,29 @@
 #define UID_BOB   60002
 #define UID_CAROL 60003
 
-/** Start the broker (extra argument may be NULL) and wait until it owns its name. */
+/**
+ * Start the broker (extra argument may be NULL) and wait until it owns its name.
+ * Its policy is GB_TEST_POLICY_OPEN: every user may do anything with the lines of
+ * chips labelled "gb*" (what most tests need; policy tests use the next one).
+ */
 pid_t gb_broker_start(const char *extra_arg);
+/** The same with @p policy as the only policy file (written to GB_TEST_POLICY_DIR). */
+pid_t gb_broker_start_policy(const char *policy, const char *extra_arg);
+/** Replace the policy file (then SIGHUP or ReloadPolicy). */
+void gb_policy_write(const char *policy);
+
+#define GB_TEST_POLICY_DIR "/run/gb-test-policy"
+#define GB_TEST_POLICY_OPEN \
+	"[group bench]\n" \
+	"chip = gb*\n" \
+	"offsets = 0-63\n" \
+	"users = *\n" \
+	"directions = input, output\n" \
+	"direction-may-change = yes\n" \
+	"edges = none, rising, falling, both\n" \
+	"bias = as-is, disabled, pull-up, pull-down\n" \
+	"drive = push-pull, open-drain, open-source\n" \
+	"persistent = yes\n"
 /** SIGTERM, wait; returns the exit status (0 = clean; 97 = valgrind found errors). */
 int gb_broker_stop(pid_t pid);
 /** Wait until the broker process exits on its own; its exit status or -1. */
