@@ -3,6 +3,8 @@
 
 #include <check.h>
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,20 +38,31 @@ static long now_ms(void)
 
 sd_bus *gb_connect(uid_t uid)
 {
+	gid_t saved[64], groups[64];
+	int n_saved = 0, n_groups = 64;
+	struct passwd *pw = NULL;
 	sd_bus *bus = NULL;
 	int r;
 
-	/* The bus daemon takes the peer's identity from the socket (SO_PEERCRED, the
-	 * effective ids at connect time): connect with the user's effective ids, then
-	 * come back to root. The connection keeps the user's identity. */
+	/* The bus daemon takes the peer's identity from the socket (SO_PEERCRED and
+	 * SO_PEERGROUPS: the effective ids and the groups at connect time): connect
+	 * with the user's ids and groups, as setpriv --init-groups would give them,
+	 * then come back to root. The connection keeps the user's identity. */
 	if (uid) {
-		ck_assert_int_eq(setegid(uid), 0);
+		pw = getpwuid(uid);
+		ck_assert_msg(pw != NULL, "no user %u in the bench", (unsigned)uid);
+		n_saved = getgroups(64, saved);
+		ck_assert_int_ge(n_saved, 0);
+		ck_assert_int_ge(getgrouplist(pw->pw_name, pw->pw_gid, groups, &n_groups), 0);
+		ck_assert_int_eq(setgroups(n_groups, groups), 0);
+		ck_assert_int_eq(setegid(pw->pw_gid), 0);
 		ck_assert_int_eq(seteuid(uid), 0);
 	}
 	r = sd_bus_open_system(&bus);
 	if (uid) {
 		ck_assert_int_eq(seteuid(0), 0);
 		ck_assert_int_eq(setegid(0), 0);
+		ck_assert_int_eq(setgroups(n_saved, saved), 0);
 	}
 	ck_assert_msg(r >= 0, "cannot connect to the system bus as uid %u: %s", (unsigned)uid,
 		      strerror(-r));

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Integrator policy on the real broker, with real uids and groups: who may use which
+ * line and how, aliases, safe states when a holder dies, reload and revocation.
+ */
+#include <check.h>
+#include <gpiod.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "brokertest.h"
+#include "gpiosim.h"
+#include "testmain.h"
+
+static const char *const names[8] = { "door-sensor", "lock", "heater", "fan", "spare" };
+static struct gb_sim_chip *sim;
+static pid_t broker;
+static const char *chip;
+
+static const char policy[] =
+	"[broker]\n"
+	"root-bypass = yes\n"
+	"\n"
+	"# The door lock: only gb-alice drives it, and it must never be left unlocked.\n"
+	"[line door-lock]\n"
+	"chip = gbpol\n"
+	"offset = 1\n"
+	"users = gb-alice\n"
+	"directions = output\n"
+	"safe-state = output-low\n"
+	"initial-value = 0\n"
+	"label-prefix = lock-\n"
+	"\n"
+	"# Members of gb-gpio (gb-carol, as a supplementary group) read the sensor.\n"
+	"[line door]\n"
+	"line-name = door-sensor\n"
+	"groups = gb-gpio\n"
+	"directions = input\n"
+	"edges = both\n"
+	"persistent = yes\n"
+	"\n"
+	"[line heater]\n"
+	"chip = gbpol\n"
+	"offset = 2\n"
+	"users = gb-alice, gb-bob\n"
+	"directions = input, output\n"
+	"direction-may-change = no\n"
+	"safe-state = input\n";
+
+static void setup(void)
+{
+	sim = gb_sim_chip_new("gbpol", 8, names);
+	ck_assert_ptr_nonnull(sim);
+	chip = gb_sim_chip_name(sim);
+	broker = gb_broker_start_policy(policy, NULL);
+}
+
+static void teardown(void)
+{
+	if (broker > 0)
+		ck_assert_int_eq(gb_broker_stop(broker), 0);
+	gb_sim_chip_free(sim);
+}
+
+static void expect_denied(sd_bus_error *err, const char *needle)
+{
+	ck_assert_str_eq(err->name, "org.gpiodbroker1.Error.PermissionDenied");
+	ck_assert_msg(strstr(err->message, needle), "'%s' should mention '%s'", err->message, needle);
+	sd_bus_error_free(err);
+}
+
+START_TEST(test_users)
+{
+	sd_bus *alice = gb_connect(UID_ALICE), *bob = gb_connect(UID_BOB);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char *s;
+
+	/* The alias names the line; the allowed user gets it, with the initial value. */
+	ck_assert_int_ge(gb_request(alice, "lock-main", "door-lock", "output", -1, NULL, false, NULL, &err), 0);
+	ck_assert_int_eq(gb_sim_get_value(sim, 1), 0);
+	s = gb_line_prop_str(alice, chip, 1, "Alias");
+	ck_assert_str_eq(s, "door-lock");
+	free(s);
+	s = gb_line_prop_str(alice, chip, 1, "Policy");
+	ck_assert_msg(strstr(s, "[line door-lock]") && strstr(s, "50-test.conf:5"), "%s", s);
+	free(s);
+
+	/* Another user: denied (policy is checked before availability), and told
+	 * which rule is missing. */
+	ck_assert_int_lt(gb_request(bob, "lock-x", "gbpol:3", "input", -1, NULL, false, NULL, &err), 0);
+	expect_denied(&err, "no policy entry covers");
+	ck_assert_int_lt(gb_request(bob, "lock-x", "door-lock", "output", 0, NULL, false, NULL, &err), 0);
+	expect_denied(&err, "uid 60002 is not among the users or groups of [line door-lock]");
+
+	/* What the entry does not allow, even for its user (before "busy"). */
+	ck_assert_int_lt(gb_request(alice, "lock-x", "door-lock", "input", -1, NULL, false, NULL, &err), 0);
+	expect_denied(&err, "direction input is not allowed");
+	ck_assert_int_lt(gb_request(alice, "mine", "door-lock", "output", 0, NULL, false, NULL, &err), 0);
+	expect_denied(&err, "must start with 'lock-'");
+	ck_assert_int_lt(gb_request(alice, "lock-x", "door-lock", "output", 0, NULL, true, NULL, &err), 0);
+	expect_denied(&err, "persistent requests are not allowed");
+
+	/* Root bypasses the policy (root-bypass = yes). */
+	{
+		sd_bus *root = gb_connect(0);
+
+		ck_assert_int_ge(gb_request(root, "root", "gbpol:4", "output", 1, NULL, true, NULL, &err), 0);
+		sd_bus_flush_close_unref(root);
+	}
+	sd_bus_flush_close_unref(alice);
+	sd_bus_flush_close_unref(bob);
+}
+END_TEST
+
+START_TEST(test_supplementary_group)
+{
+	sd_bus *carol = gb_connect(UID_CAROL), *bob = gb_connect(UID_BOB);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	const char *key;
+	int may = -1;
+
+	/* gb-carol's primary group is gb-carol; gb-gpio is supplementary. */
+	ck_assert_int_ge(gb_request(carol, "reader", "door", "input", -1, "both", true, NULL, &err), 0);
+	/* gb-bob is not in gb-gpio at all. */
+	ck_assert_int_lt(gb_request(bob, "reader", "door-sensor", "input", -1, NULL, false, NULL, &err), 0);
+	expect_denied(&err, "uid 60002 is not among the users or groups of [line door]");
+
+	/* GetAccess explains before a call fails. */
+	ck_assert_int_ge(sd_bus_call_method(bob, GB_NAME, GB_ROOT, GB_MANAGER, "GetAccess", &err, &reply,
+					    "s", "door"), 0);
+	ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "{sv}"), 0);
+	while (sd_bus_message_enter_container(reply, 'e', "sv") > 0) {
+		ck_assert_int_ge(sd_bus_message_read(reply, "s", &key), 0);
+		if (strcmp(key, "may-use") == 0)
+			ck_assert_int_ge(sd_bus_message_read(reply, "v", "b", &may), 0);
+		else
+			ck_assert_int_ge(sd_bus_message_skip(reply, "v"), 0);
+		ck_assert_int_ge(sd_bus_message_exit_container(reply), 0);
+	}
+	ck_assert_int_eq(may, 0);
+	sd_bus_message_unref(reply);
+	sd_bus_flush_close_unref(carol);
+	sd_bus_flush_close_unref(bob);
+}
+END_TEST
+
+START_TEST(test_direction_may_not_change)
+{
+	sd_bus *bob = gb_connect(UID_BOB);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char *path = NULL;
+
+	ck_assert_int_ge(gb_request(bob, "h", "heater", "output", 1, NULL, false, &path, &err), 0);
+	ck_assert_int_eq(gb_sim_get_value(sim, 2), 1);
+	ck_assert_int_lt(sd_bus_call_method(bob, GB_NAME, path, GB_REQUEST, "SetDirectionInput", &err,
+					    NULL, "au", 0), 0);
+	expect_denied(&err, "direction-may-change = no");
+	/* still an output, still driven */
+	ck_assert_int_ge(gb_set_value(bob, path, 0, false, &err), 0);
+	ck_assert_int_eq(gb_sim_get_value(sim, 2), 0);
+	free(path);
+	sd_bus_flush_close_unref(bob);
+}
+END_TEST
+
+START_TEST(test_safe_state_on_kill)
+{
+	sd_bus *root = gb_connect(0);
+	int p[2];
+	char name[64];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		sd_bus *bus = gb_connect(UID_ALICE);
+		sd_bus_error err = SD_BUS_ERROR_NULL;
+		const char *me;
+
+		/* unlock the door, then die without a word */
+		if (gb_request(bus, "lock-main", "door-lock", "output", 1, NULL, false, NULL, &err) < 0)
+			_exit(1);
+		sd_bus_get_unique_name(bus, &me);
+		if (write(p[1], me, strlen(me) + 1) < 0)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	ck_assert_int_gt(read(p[0], name, sizeof(name)), 0);
+	ck_assert_int_eq(gb_sim_get_value(sim, 1), 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	gb_wait_client_gone(root, name);
+	ck_assert_msg(gb_sim_get_value(sim, 1) == 0, "door lock left at its last level, not safe-state");
+	ck_assert(!gb_line_prop_bool(root, chip, 1, "Used"));
+	sd_bus_flush_close_unref(root);
+}
+END_TEST
+
+static int on_revoked(sd_bus_message *m, void *userdata, sd_bus_error *e)
+{
+	const char *why;
+
+	if (sd_bus_message_read(m, "s", &why) > 0)
+		snprintf(userdata, 512, "%s", why);
+	return 0;
+}
+
+START_TEST(test_reload_revokes)
+{
+	sd_bus *bob = gb_connect(UID_BOB), *root = gb_connect(0);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char revoked[512] = "", *path = NULL, *s;
+	int n = 0;
+
+	ck_assert_int_ge(sd_bus_match_signal(bob, NULL, GB_NAME, NULL, GB_REQUEST, "Revoked",
+					     on_revoked, revoked), 0);
+	ck_assert_int_ge(gb_request(bob, "h", "heater", "output", 1, NULL, false, &path, &err), 0);
+
+	/* A broken policy is rejected whole; the old one stays. */
+	gb_policy_write("[line heater]\nchip = gbpol\noffset = 2\nusers = gb-alice\ndirections = output\nbogus = 1\n");
+	ck_assert_int_lt(sd_bus_call_method(root, GB_NAME, GB_ROOT, GB_MANAGER, "ReloadPolicy", &err,
+					    NULL, ""), 0);
+	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.PolicyInvalid");
+	ck_assert_msg(strstr(err.message, "50-test.conf:6: unknown key 'bogus'"), "%s", err.message);
+	sd_bus_error_free(&err);
+	ck_assert_int_ge(gb_set_value(bob, path, 0, true, &err), 0);
+
+	/* Only root may reload. */
+	ck_assert_int_lt(sd_bus_call_method(bob, GB_NAME, GB_ROOT, GB_MANAGER, "ReloadPolicy", &err,
+					    NULL, ""), 0);
+	expect_denied(&err, "only root");
+
+	/* A valid policy without bob: his request is revoked, the line goes to its safe
+	 * state (input, per the new entry), and he is told why. SIGHUP reloads too. */
+	gb_policy_write("[line heater]\nchip = gbpol\noffset = 2\nusers = gb-alice\n"
+			"directions = input, output\nsafe-state = input\n");
+	ck_assert_int_eq(kill(broker, SIGHUP), 0);
+	for (int i = 0; i < 300 && !revoked[0]; i++)
+		gb_bus_wait_count(bob, &n, 1, 10);
+	ck_assert_msg(revoked[0], "no Revoked signal");
+	ck_assert_msg(strstr(revoked, "uid 60002"), "%s", revoked);
+	ck_assert(gb_wait_line_used(root, chip, 2, false, 2000));
+	s = gb_line_prop_str(root, chip, 2, "Direction");
+	ck_assert_str_eq(s, "input");
+	free(s);
+	ck_assert_int_lt(gb_set_value(bob, path, 0, true, &err), 0);
+	sd_bus_error_free(&err);
+	free(path);
+	sd_bus_flush_close_unref(bob);
+	sd_bus_flush_close_unref(root);
+}
+END_TEST
+
+START_TEST(test_unsafe_policy_file)
+{
+	sd_bus *alice;
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+
+	/* A policy file others can write is no policy: the broker runs, denying all. */
+	ck_assert_int_eq(gb_broker_stop(broker), 0);
+	broker = gb_broker_start_policy(policy, NULL);
+	ck_assert_int_eq(gb_broker_stop(broker), 0);
+	gb_policy_write(policy);
+	ck_assert_int_eq(chmod(GB_TEST_POLICY_DIR "/50-test.conf", 0666), 0);
+	broker = 0;
+	{
+		/* start by hand: gb_broker_start_policy() would rewrite the file */
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			execl(gb_broker_bin(), "gpiod-broker", "--policy-dir=" GB_TEST_POLICY_DIR, (char *)NULL);
+			_exit(127);
+		}
+		broker = pid;
+	}
+	alice = gb_connect(UID_ALICE);
+	for (int i = 0; i < 500 * gb_slow(); i++) {
+		if (gb_request(alice, "lock-main", "gbpol:1", "output", 0, NULL, false, NULL, &err) < 0 &&
+		    strcmp(err.name, "org.freedesktop.DBus.Error.ServiceUnknown") != 0 &&
+		    strcmp(err.name, "org.freedesktop.DBus.Error.NameHasNoOwner") != 0)
+			break;
+		sd_bus_error_free(&err);
+		usleep(10000);
+	}
+	/* the policy file was refused, so nothing covers the line */
+	expect_denied(&err, "no policy entry covers");
+	sd_bus_flush_close_unref(alice);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+	Suite *s = suite_create("policy");
+	TCase *tc = tcase_create("policy");
+
+	gb_bench_enter(argc, argv);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60 * gb_slow());
+	tcase_add_test(tc, test_users);
+	tcase_add_test(tc, test_supplementary_group);
+	tcase_add_test(tc, test_direction_may_not_change);
+	tcase_add_test(tc, test_safe_state_on_kill);
+	tcase_add_test(tc, test_reload_revokes);
+	tcase_add_test(tc, test_unsafe_policy_file);
+	suite_add_tcase(s, tc);
+	return gb_run_suite(s);
+}
