@@ -674,7 +674,7 @@ static bool same_chip_offset(const struct gb_policy_entry *a, const struct gb_po
 /* Checks across entries (and files): names are unique, no line is covered twice as
  * far as can be told without the hardware. Entries naming a line by kernel name and
  * by chip+offset can still meet on a real line: gb_policy_match() refuses those. */
-static int check_whole(struct gb_policy *p, char **errors)
+int gb_policy_finish(struct gb_policy *p, char **errors)
 {
 	int n = 0;
 
@@ -806,7 +806,7 @@ struct gb_policy *gb_policy_load(const char *dir, char **errors)
 	free(names);
 	closedir(d);
 	if (r >= 0)
-		nerr += check_whole(p, errors);
+		nerr += gb_policy_finish(p, errors);
 	if (r < 0 || nerr) {
 		if (r < 0)
 			add_error(errors, dir, 0, "out of memory");

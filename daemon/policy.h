@@ -98,6 +98,12 @@ int gb_policy_parse(struct gb_policy *p, const char *name, const char *text, siz
 		    char **errors);
 
 /**
+ * Checks across all parsed entries: unique names, no line covered twice (as far as
+ * can be told without the hardware). Returns the number of errors appended.
+ */
+int gb_policy_finish(struct gb_policy *p, char **errors);
+
+/**
  * Load every "*.conf" file of @p dir in name order. Files must be regular, owned by
  * root and not writable by group or others. A missing directory is an empty policy.
  * Cross-file checks (duplicate aliases, a line covered twice) are done here.

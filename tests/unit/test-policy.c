@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Host unit test of the policy: the parser (a valid file, every error with its
+ * file:line), loading (permissions, cross-file checks), and a generated matrix of
+ * (rule, caller, operation) cases checked against a small reference model.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy.h"
+#include "testmain.h"
+
+static struct gb_policy *parse(const char *text, char **errors, int *n)
+{
+	struct gb_policy *p = gb_policy_new();
+
+	*errors = NULL;
+	*n = gb_policy_parse(p, "t.conf", text, strlen(text), errors);
+	if (*n >= 0)
+		*n += gb_policy_finish(p, errors);
+	return p;
+}
+
+START_TEST(test_valid)
+{
+	const char *text =
+		"# comment\n"
+		"; another\n"
+		"[broker]\n"
+		"root-bypass = no\n"
+		"\n"
+		"[line camera0-power]\n"
+		"chip = gpiochip0\n"
+		"offset = 3\n"
+		"users = root, 1234\n"
+		"groups = 0\n"
+		"directions = output\n"
+		"safe-state = output-low\n"
+		"initial-value = 1\n"
+		"label-prefix = cam-\n"
+		"drive = open-drain\n"
+		"\n"
+		"[group motors]\n"
+		"chip = pca*\n"
+		"offsets = 0-3, 7\n"
+		"users = *\n"
+		"directions = input, output\n"
+		"direction-may-change = yes\n"
+		"edges = rising, both\n"
+		"bias = pull-up\n"
+		"persistent = yes\n"
+		"\n"
+		"[line door]\n"
+		"line-name = DOOR_SENSOR\n"
+		"users = 1000\n"
+		"directions = input\n";
+	char *errors;
+	int n;
+	struct gb_policy *p = parse(text, &errors, &n);
+	const struct gb_policy_entry *e;
+
+	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
+	ck_assert(!p->root_bypass);
+	ck_assert_uint_eq(p->n_entries, 3);
+	e = gb_policy_find_alias(p, "camera0-power");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(e->chip, "gpiochip0");
+	ck_assert_uint_eq(e->n_offsets, 1);
+	ck_assert_uint_eq(e->offsets[0], 3);
+	ck_assert_uint_eq(e->n_uids, 2);
+	ck_assert_uint_eq(e->uids[0], 0);
+	ck_assert_uint_eq(e->uids[1], 1234);
+	ck_assert_int_eq(e->safe_state, GB_SAFE_OUTPUT_LOW);
+	ck_assert_int_eq(e->initial_value, 1);
+	ck_assert_str_eq(e->label_prefix, "cam-");
+	ck_assert_uint_eq(e->lineno, 6);
+	ck_assert(e->drives & GB_BIT(GPIOD_LINE_DRIVE_OPEN_DRAIN));
+	e = &p->entries[1];
+	ck_assert(e->group && e->any_user && e->persistent && e->direction_may_change);
+	ck_assert_uint_eq(e->n_offsets, 5);
+	ck_assert(e->edges & GB_BIT(GPIOD_LINE_EDGE_RISING));
+	ck_assert(!(e->edges & GB_BIT(GPIOD_LINE_EDGE_FALLING)));
+	ck_assert(gb_policy_find_alias(p, "motors") == NULL); /* groups are not aliases */
+	{
+		struct gb_line_ident l = { "gpiochip5", "pca9555", 7, NULL };
+		struct gb_line_ident d = { "gpiochip1", "x", 9, "DOOR_SENSOR" };
+
+		ck_assert_ptr_eq(gb_policy_match(p, &l, NULL, 0), &p->entries[1]);
+		ck_assert_ptr_eq(gb_policy_match(p, &d, NULL, 0), &p->entries[2]);
+		l.offset = 5;
+		ck_assert_ptr_null(gb_policy_match(p, &l, NULL, 0));
+	}
+	free(errors);
+	gb_policy_free(p);
+}
+END_TEST
+
+static const struct {
+	const char *text;
+	const char *error; /* the exact file:line and the gist */
+} bad[] = {
+	{ "users = 1\n", "t.conf:1: 'users' outside any section" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\ncolour = red\n",
+	  "t.conf:6: unknown key 'colour'" },
+	{ "[line a]\nchip = c\nchip = d\noffset = 1\nusers = 1\ndirections = input\n",
+	  "t.conf:3: 'chip' given twice" },
+	{ "[line a]\nchip = c\noffset = x\nusers = 1\ndirections = input\n",
+	  "t.conf:3: 'offset' must be a number" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = sideways\n",
+	  "t.conf:5: 'sideways' is not a valid value for 'directions'" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input, input\n",
+	  "t.conf:5: 'directions' lists 'input' twice" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input,\n",
+	  "t.conf:5: empty item in 'directions'" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = no-such-user-here\ndirections = input\n",
+	  "t.conf:4: unknown user 'no-such-user-here'" },
+	{ "[line a]\nchip = c\noffset = 1\ngroups = no-such-group-here\ndirections = input\n",
+	  "t.conf:4: unknown group 'no-such-group-here'" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\n", "t.conf:1: [line a]: 'directions' is required" },
+	{ "[line a]\nchip = c\noffset = 1\ndirections = input\n", "t.conf:1: [line a]: nobody may use it" },
+	{ "[line a]\nusers = 1\ndirections = input\n", "t.conf:1: [line a]: which line?" },
+	{ "[line a]\nline-name = x\nchip = c\noffset = 1\nusers = 1\ndirections = input\n",
+	  "t.conf:1: [line a]: give either line-name or chip and offset, not both" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\ndirection-may-change = yes\n",
+	  "t.conf:1: [line a]: direction-may-change = yes needs directions = input, output" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\nedges = both\n",
+	  "t.conf:1: [line a]: edge detection needs input" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\ndrive = open-drain\n",
+	  "t.conf:1: [line a]: 'drive' needs output" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\ninitial-value = 1\n",
+	  "t.conf:1: [line a]: 'initial-value' needs output" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\ninitial-value = 2\n",
+	  "t.conf:6: 'initial-value' must be 0 or 1" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\nsafe-state = floating\n",
+	  "t.conf:6: 'safe-state' must be" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\npersistent = maybe\n",
+	  "t.conf:6: 'persistent' must be yes or no" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\nlabel-prefix = has space\n",
+	  "t.conf:6: 'label-prefix' must be printable ASCII without spaces" },
+	{ "[line a]\nchip = c\noffsets = 1-3\nusers = 1\ndirections = output\n",
+	  "t.conf:3: 'offsets' does not belong in a [line] section" },
+	{ "[group g]\nchip = c\noffsets = 3-1\nusers = 1\ndirections = output\n",
+	  "t.conf:3: range '3-1' in 'offsets' runs backwards" },
+	{ "[group g]\nchip = c\noffsets = 1, 1\nusers = 1\ndirections = output\n",
+	  "t.conf:3: offset 1 is listed twice" },
+	{ "[group g]\nline-name = x\nusers = 1\ndirections = output\n",
+	  "t.conf:2: 'line-name' does not belong in a [group] section" },
+	{ "[gadget x]\n", "t.conf:1: unknown section kind 'gadget'" },
+	{ "[line 9lives]\n", "t.conf:1: '9lives' is not a valid line name" },
+	{ "[line a\n", "t.conf:1: a section header is" },
+	{ "[broker x]\n", "t.conf:1: [broker] takes no name" },
+	{ "[broker]\nroot-bypass = yes\n[broker]\n", "t.conf:3: [broker] given twice" },
+	{ "[broker]\nusers = 1\n", "t.conf:2: 'users' does not belong in a [broker] section" },
+	{ "just some words\n", "t.conf:1: expected 'key = value' or a [section]" },
+	{ "[line a]\nchip = c\noffset = 1\nusers =\ndirections = output\n", "t.conf:4: 'users' has no value" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\n"
+	  "[line a]\nchip = c\noffset = 2\nusers = 1\ndirections = output\n",
+	  "t.conf:6: the name 'a' is already used by [line a] (t.conf:1)" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\n"
+	  "[group b]\nchip = c\noffsets = 0-4\nusers = 1\ndirections = output\n",
+	  "t.conf:6: line c:1 is already covered by [line a] (t.conf:1)" },
+	{ "[line a]\nline-name = x\nusers = 1\ndirections = output\n"
+	  "[line b]\nline-name = x\nusers = 1\ndirections = output\n",
+	  "t.conf:5: line 'x' is already covered by [line a] (t.conf:1)" },
+};
+
+START_TEST(test_errors)
+{
+	char *errors;
+	int n;
+	struct gb_policy *p = parse(bad[_i].text, &errors, &n);
+
+	ck_assert_msg(n > 0, "case %d accepted: %s", _i, bad[_i].text);
+	ck_assert_msg(errors && strstr(errors, bad[_i].error), "case %d: want '%s', got '%s'", _i,
+		      bad[_i].error, errors);
+	free(errors);
+	gb_policy_free(p);
+}
+END_TEST
+
+START_TEST(test_nul_byte)
+{
+	struct gb_policy *p = gb_policy_new();
+	char *errors = NULL;
+
+	ck_assert_int_gt(gb_policy_parse(p, "t.conf", "[line a]\0x", 10, &errors), 0);
+	ck_assert_ptr_nonnull(strstr(errors, "NUL"));
+	free(errors);
+	gb_policy_free(p);
+}
+END_TEST
+
+static void write_file(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+START_TEST(test_load)
+{
+	char dir[] = "/tmp/gb-policy-XXXXXX", *errors = NULL;
+	struct gb_policy *p;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_file(dir, "10-a.conf", "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\n", 0644);
+	write_file(dir, "20-b.conf", "[line b]\nchip = c\noffset = 2\nusers = 1\ndirections = output\n", 0644);
+	write_file(dir, "README", "not a policy file, ignored\n", 0644);
+	p = gb_policy_load(dir, &errors);
+	if (getuid() == 0) {
+		ck_assert_msg(p != NULL, "%s", errors);
+		ck_assert_uint_eq(p->n_entries, 2);
+		gb_policy_free(p);
+
+		/* across files: the second file may not cover the first one's line */
+		write_file(dir, "30-c.conf", "[line c]\nchip = c\noffset = 1\nusers = 1\ndirections = input\n", 0644);
+		ck_assert_ptr_null(gb_policy_load(dir, &errors));
+		ck_assert_msg(strstr(errors, "30-c.conf:1: line c:1 is already covered by [line a]"), "%s", errors);
+		free(errors);
+		errors = NULL;
+		{
+			char path[600];
+
+			snprintf(path, sizeof(path), "%s/30-c.conf", dir);
+			ck_assert_int_eq(unlink(path), 0);
+		}
+
+		/* group- or world-writable: refused */
+		write_file(dir, "40-d.conf", "[line d]\nchip = c\noffset = 4\nusers = 1\ndirections = input\n", 0666);
+		ck_assert_ptr_null(gb_policy_load(dir, &errors));
+		ck_assert_msg(strstr(errors, "40-d.conf: must be owned by root and not writable"), "%s", errors);
+	} else {
+		/* not root: the files are not root's, so they are refused */
+		ck_assert_ptr_null(p);
+		ck_assert_msg(strstr(errors, "must be owned by root"), "%s", errors);
+	}
+	free(errors);
+	errors = NULL;
+	p = gb_policy_load("/nonexistent/gpiod-broker", &errors);
+	ck_assert_ptr_nonnull(p); /* no directory: empty policy, deny all */
+	ck_assert_uint_eq(p->n_entries, 0);
+	gb_policy_free(p);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+}
+END_TEST
+
+/* --- the matrix: the policy against a reference model ------------------------ */
+
+struct rule {
+	int users;      /* 0 none, 1 {A}, 2 {A,B}, 3 * */
+	int groups;     /* 0 none, 1 {G} */
+	int dirs;       /* 1 input, 2 output, 3 both */
+	int dmc;
+	int edges;      /* 0 none only, 1 both allowed */
+	int persistent;
+	int prefix;     /* 0 none, 1 "ok-" */
+	int bypass;
+};
+
+struct caller_model {
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[2];
+	size_t n;
+};
+
+#define UID_A 1001
+#define UID_B 1002
+#define UID_C 1003
+#define GID_G 2000
+
+static const struct caller_model callers[] = {
+	{ UID_A, UID_A, { 0 }, 0 },
+	{ UID_B, UID_B, { GID_G }, 1 },  /* in G through a supplementary group */
+	{ UID_C, GID_G, { 0 }, 0 },      /* in G as primary group */
+	{ UID_C, UID_C, { 0 }, 0 },      /* nobody special */
+	{ 0, 0, { 0 }, 0 },
+};
+
+static bool rule_valid(const struct rule *r)
+{
+	if (!r->users && !r->groups)
+		return false;
+	if (r->dmc && r->dirs != 3)
+		return false;
+	if (r->edges && !(r->dirs & 1))
+		return false;
+	return true;
+}
+
+static char *rule_text(const struct rule *r)
+{
+	static const char *const users[] = { NULL, "1001", "1001, 1002", "*" };
+	static const char *const dirs[] = { NULL, "input", "output", "input, output" };
+	char *t = NULL;
+	size_t sz = 0;
+	FILE *f = open_memstream(&t, &sz);
+
+	fprintf(f, "[broker]\nroot-bypass = %s\n[line x]\nchip = gbm\noffset = 0\n",
+		r->bypass ? "yes" : "no");
+	if (r->users)
+		fprintf(f, "users = %s\n", users[r->users]);
+	if (r->groups)
+		fprintf(f, "groups = %d\n", GID_G);
+	fprintf(f, "directions = %s\n", dirs[r->dirs]);
+	fprintf(f, "direction-may-change = %s\n", r->dmc ? "yes" : "no");
+	if (r->edges)
+		fprintf(f, "edges = both\n");
+	fprintf(f, "persistent = %s\n", r->persistent ? "yes" : "no");
+	if (r->prefix)
+		fprintf(f, "label-prefix = ok-\n");
+	fclose(f);
+	return t;
+}
+
+static bool model_caller_ok(const struct rule *r, const struct caller_model *c)
+{
+	bool g = c->gid == GID_G || (c->n && c->groups[0] == GID_G);
+
+	return r->users == 3 || (r->users >= 1 && c->uid == UID_A) || (r->users == 2 && c->uid == UID_B) ||
+	       (r->groups && g);
+}
+
+/* dir: 0 as-is, 1 input, 2 output */
+static bool model_request(const struct rule *r, const struct caller_model *c, bool covered,
+			  int dir, bool edge, bool persistent, bool good_label)
+{
+	if (c->uid == 0 && r->bypass)
+		return true;
+	if (!covered || !model_caller_ok(r, c))
+		return false;
+	if (persistent && !r->persistent)
+		return false;
+	if (r->prefix && !good_label)
+		return false;
+	if (dir && !(r->dirs & dir))
+		return false;
+	if (edge && !r->edges)
+		return false;
+	return true;
+}
+
+static bool model_reconfigure(const struct rule *r, const struct caller_model *c, bool covered,
+			      int old, int new)
+{
+	if (c->uid == 0 && r->bypass)
+		return true;
+	if (!covered || !model_caller_ok(r, c))
+		return false;
+	if (old != new && !r->dmc)
+		return false;
+	return !new || (r->dirs & new);
+}
+
+static bool model_use(const struct rule *r, const struct caller_model *c, bool covered)
+{
+	return (c->uid == 0 && r->bypass) || (covered && model_caller_ok(r, c));
+}
+
+static const enum gpiod_line_direction dir_enum[] = {
+	GPIOD_LINE_DIRECTION_AS_IS, GPIOD_LINE_DIRECTION_INPUT, GPIOD_LINE_DIRECTION_OUTPUT,
+};
+
+START_TEST(test_matrix)
+{
+	unsigned long cases = 0, disagree = 0;
+	struct rule r;
+	char reason[512];
+
+	for (r.users = 0; r.users < 4; r.users++)
+	for (r.groups = 0; r.groups < 2; r.groups++)
+	for (r.dirs = 1; r.dirs < 4; r.dirs++)
+	for (r.dmc = 0; r.dmc < 2; r.dmc++)
+	for (r.edges = 0; r.edges < 2; r.edges++)
+	for (r.persistent = 0; r.persistent < 2; r.persistent++)
+	for (r.prefix = 0; r.prefix < 2; r.prefix++)
+	for (r.bypass = 0; r.bypass < 2; r.bypass++) {
+		char *text, *errors = NULL;
+		struct gb_policy *p;
+		int n;
+
+		if (!rule_valid(&r))
+			continue;
+		text = rule_text(&r);
+		p = parse(text, &errors, &n);
+		ck_assert_msg(n == 0, "rule rejected: %s\n%s", text, errors);
+
+		for (size_t ci = 0; ci < sizeof(callers) / sizeof(callers[0]); ci++)
+		for (int covered = 0; covered < 2; covered++) {
+			const struct caller_model *cm = &callers[ci];
+			struct gb_caller c = { cm->uid, cm->gid, cm->groups, cm->n };
+			struct gb_line_ident l = { "gpiochip3", "gbm", covered ? 0 : 1, NULL };
+
+			for (int dir = 0; dir < 3; dir++)
+			for (int edge = 0; edge < 2; edge++)
+			for (int pers = 0; pers < 2; pers++)
+			for (int lab = 0; lab < 2; lab++) {
+				struct gb_line_config cfg;
+				bool got, want;
+
+				gb_line_config_init(&cfg);
+				cfg.direction = dir_enum[dir];
+				cfg.edge = edge ? GPIOD_LINE_EDGE_BOTH : GPIOD_LINE_EDGE_NONE;
+				got = gb_policy_check_request(p, &l, &c, &cfg, pers, lab ? "ok-1" : "bad",
+							      reason, sizeof(reason)) == 0;
+				want = model_request(&r, cm, covered, dir, edge, pers, lab);
+				cases++;
+				if (got != want) {
+					disagree++;
+					fprintf(stderr, "request disagrees: rule %s caller %u dir %d edge %d "
+						"pers %d label %d covered %d: got %d want %d (%s)\n", text,
+						(unsigned)cm->uid, dir, edge, pers, lab, covered, got, want, reason);
+				}
+				/* a denial always says why */
+				ck_assert(got || reason[0]);
+			}
+			for (int old = 0; old < 3; old++)
+			for (int new = 0; new < 3; new++) {
+				struct gb_line_config a, b;
+				bool got, want;
+
+				gb_line_config_init(&a);
+				gb_line_config_init(&b);
+				a.direction = dir_enum[old];
+				b.direction = dir_enum[new];
+				got = gb_policy_check_reconfigure(p, &l, &c, &a, &b, reason, sizeof(reason)) == 0;
+				want = model_reconfigure(&r, cm, covered, old, new);
+				cases++;
+				if (got != want) {
+					disagree++;
+					fprintf(stderr, "reconfigure disagrees: %s caller %u %d->%d covered %d: got %d (%s)\n",
+						text, (unsigned)cm->uid, old, new, covered, got, reason);
+				}
+			}
+			{
+				bool got = gb_policy_check_use(p, &l, &c, reason, sizeof(reason)) == 0;
+
+				cases++;
+				if (got != model_use(&r, cm, covered)) {
+					disagree++;
+					fprintf(stderr, "use disagrees: %s caller %u covered %d\n", text,
+						(unsigned)cm->uid, covered);
+				}
+			}
+		}
+		free(text);
+		free(errors);
+		gb_policy_free(p);
+	}
+	printf("# policy matrix: %lu cases, %lu disagreements\n", cases, disagree);
+	ck_assert_uint_ge(cases, 2000);
+	ck_assert_uint_eq(disagree, 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("policy");
+	TCase *tc = tcase_create("policy");
+
+	tcase_add_test(tc, test_valid);
+	tcase_add_loop_test(tc, test_errors, 0, sizeof(bad) / sizeof(bad[0]));
+	tcase_add_test(tc, test_nul_byte);
+	tcase_add_test(tc, test_load);
+	tcase_add_test(tc, test_matrix);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	return gb_run_suite(s);
+}
