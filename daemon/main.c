@@ -165,6 +165,12 @@ static int broker_run(Broker *b)
 	    (r = sd_event_add_signal(b->event, NULL, SIGHUP, on_sighup, b)) < 0)
 		return log_error_errno(r, "cannot watch signals: %m");
 
+	/* Under systemd with WatchdogSec=, the loop itself sends WATCHDOG=1: a hung
+	 * loop stops the pings and gets the service restarted. */
+	r = sd_event_set_watchdog(b->event, true);
+	if (r < 0)
+		log_warning_errno(r, "cannot enable the watchdog: %m");
+
 	r = open_bus(&b->bus);
 	if (r < 0)
 		return log_error_errno(r, "cannot connect to the %s bus: %m", arg_bus);

@@ -1,0 +1,36 @@
+#!/bin/sh
+# The systemd unit as shipped: systemd-analyze verify accepts it, and its security
+# exposure is at most 1.5 (libgpiod's gpio-manager unit scores 2.4). TAP output.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+sa=${SYSTEMD_ANALYZE:-systemd-analyze}
+broker=${GB_TEST_BROKER:?}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+n=0; failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$work/out"; }
+
+# The unit as installed, but starting the broker just built (verify checks ExecStart).
+sed "s|@sbindir@/gpiod-broker|$broker|" "$here/../../systemd/gpiod-broker.service.in" > "$work/gpiod-broker.service"
+
+if "$sa" verify --man=no "$work/gpiod-broker.service" > "$work/out" 2>&1 && ! [ -s "$work/out" ]; then
+	ok "systemd-analyze verify: no complaints"
+else
+	not_ok "systemd-analyze verify: no complaints"
+fi
+
+"$sa" security --offline=yes "$work/gpiod-broker.service" > "$work/out" 2>&1
+score=$(sed -n 's/.*Overall exposure level for gpiod-broker.service: \([0-9.]*\).*/\1/p' "$work/out")
+if [ -n "$score" ] && "$sa" security --offline=yes --threshold=15 "$work/gpiod-broker.service" >/dev/null 2>&1; then
+	ok "systemd-analyze security: exposure $score <= 1.5"
+else
+	not_ok "systemd-analyze security: exposure ${score:-unknown} <= 1.5"
+fi
+
+for key in Type=notify WatchdogSec= User=gpiod-broker DevicePolicy=closed \
+	   "DeviceAllow=char-gpiochip rw" ProtectSystem=strict Restart=on-failure BusName=org.gpiodbroker1; do
+	if grep -q "^$key" "$work/gpiod-broker.service"; then ok "unit has $key"; else echo "missing" > "$work/out"; not_ok "unit has $key"; fi
+done
+echo "1..$n"
+[ "$failed" -eq 0 ]
