@@ -92,7 +92,10 @@ struct ReqChip {
 	Request *request;
 	Chip *chip;                 /* NULL once the chip is gone */
 	char *chip_name;            /* kept for messages after the chip is gone */
-	struct gpiod_line_request *lr;
+	struct gpiod_line_request *lr; /* NULL for a request adopted after a restart... */
+	int raw_fd;                     /* ... which is a bare uAPI fd (line-request.c) */
+	unsigned int n_kern;            /* the kernel request's line order */
+	unsigned int kern_offsets[64];
 	sd_event_source *event_source;
 	struct gpiod_edge_event_buffer *events;
 	uint64_t last_global_seqno;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "broker.h"
+#include "line-request.h"
 #include "log.h"
 #include "macro.h"
 
@@ -63,6 +64,7 @@ static int on_edge(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	ReqChip *rc = userdata;
 	Request *r = rc->request;
+	struct gb_edge ev[GB_EVENT_BATCH];
 	int n;
 
 	if (revents & (EPOLLHUP | EPOLLERR)) {
@@ -70,19 +72,17 @@ static int on_edge(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 		events_detach(rc);
 		return 0;
 	}
-	n = gpiod_line_request_read_edge_events(rc->lr, rc->events, GB_EVENT_BATCH);
+	n = lreq_read_events(rc, ev, GB_EVENT_BATCH);
 	if (n < 0) {
-		if (errno == EAGAIN || errno == EINTR)
+		if (n == -EAGAIN || n == -EINTR)
 			return 0;
-		log_warning_errno(errno, "request %s: reading edge events: %m", r->path);
+		log_warning_errno(n, "request %s: reading edge events: %m", r->path);
 		events_detach(rc);
 		return 0;
 	}
 	for (int i = 0; i < n; i++) {
-		struct gpiod_edge_event *ev = gpiod_edge_event_buffer_get_event(rc->events, i);
-		uint64_t gseq = gpiod_edge_event_get_global_seqno(ev);
-		unsigned int off = gpiod_edge_event_get_line_offset(ev);
-		int idx = line_index(r, rc, off);
+		uint64_t gseq = ev[i].global_seqno;
+		int idx = line_index(r, rc, ev[i].offset);
 		int ret;
 
 		if (gseq > rc->last_global_seqno + 1)
@@ -97,11 +97,9 @@ static int on_edge(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 			r->events_lost++;
 			continue;
 		}
-		ret = request_emit(r, "Event", "uustttt", (unsigned)idx, off,
-				   gpiod_edge_event_get_event_type(ev) == GPIOD_EDGE_EVENT_RISING_EDGE
-					   ? "rising" : "falling",
-				   (uint64_t)gpiod_edge_event_get_timestamp_ns(ev), gseq,
-				   (uint64_t)gpiod_edge_event_get_line_seqno(ev), r->events_sent);
+		ret = request_emit(r, "Event", "uustttt", (unsigned)idx, ev[i].offset,
+				   ev[i].rising ? "rising" : "falling", ev[i].timestamp_ns, gseq,
+				   ev[i].line_seqno, r->events_sent);
 		if (ret < 0) {
 			log_warning_errno(ret, "request %s: cannot send event: %m", r->path);
 			count_lost(r, 1);
@@ -119,8 +117,8 @@ int events_attach(ReqChip *rc)
 		return -ENOMEM;
 	/* Always watched: edge detection may be switched on later by Reconfigure, and an
 	 * fd without edges is simply never readable. */
-	r = sd_event_add_io(rc->request->broker->event, &rc->event_source,
-			    gpiod_line_request_get_fd(rc->lr), EPOLLIN, on_edge, rc);
+	r = sd_event_add_io(rc->request->broker->event, &rc->event_source, lreq_fd(rc), EPOLLIN,
+			    on_edge, rc);
 	return r < 0 ? r : 0;
 }
 

@@ -17,6 +17,7 @@
 #include "broker.h"
 #include "errors.h"
 #include "log.h"
+#include "line-request.h"
 #include "macro.h"
 
 static int reqchip_apply(ReqChip *rc, sd_bus_error *error);
@@ -56,35 +57,6 @@ static int check_available(Line *l, sd_bus_error *error)
 	return 0;
 }
 
-static int build_line_config(ReqChip *rc, struct gpiod_line_config **ret)
-{
-	Request *r = rc->request;
-	struct gpiod_line_config *lc = gpiod_line_config_new();
-	struct gpiod_line_settings *s = gpiod_line_settings_new();
-	int ret_code = 0;
-
-	if (!lc || !s) {
-		ret_code = -ENOMEM;
-		goto out;
-	}
-	for (unsigned int i = 0; i < r->n_lines; i++) {
-		ReqLine *rl = &r->lines[i];
-
-		if (rl->rc != rc)
-			continue;
-		if (gb_line_config_to_settings(&rl->config, s) < 0 ||
-		    gpiod_line_config_add_line_settings(lc, &rl->offset, 1, s) < 0) {
-			ret_code = -errno ? -errno : -EINVAL;
-			goto out;
-		}
-	}
-	*ret = TAKE_PTR(lc);
-out:
-	gpiod_line_settings_free(s);
-	gpiod_line_config_free(lc);
-	return ret_code;
-}
-
 static int kernel_error(sd_bus_error *error, int err, const char *what, ReqChip *rc)
 {
 	switch (err) {
@@ -112,7 +84,7 @@ static void reqchip_apply_safe_state(ReqChip *rc)
 	Request *r = rc->request;
 	bool any = false;
 
-	if (!rc->lr || !rc->chip)
+	if (lreq_fd(rc) < 0 || !rc->chip)
 		return;
 	for (unsigned int i = 0; i < r->n_lines; i++) {
 		ReqLine *rl = &r->lines[i];
@@ -140,9 +112,7 @@ static void reqchip_apply_safe_state(ReqChip *rc)
 static void reqchip_release(ReqChip *rc)
 {
 	events_detach(rc);
-	if (rc->lr)
-		gpiod_line_request_release(rc->lr);
-	rc->lr = NULL;
+	lreq_release(rc);
 }
 
 static int reqchip_request(ReqChip *rc, const char *label, sd_bus_error *error)
@@ -154,7 +124,7 @@ static int reqchip_request(ReqChip *rc, const char *label, sd_bus_error *error)
 	if (!reqc)
 		return -ENOMEM;
 	gpiod_request_config_set_consumer(reqc, label);
-	r = build_line_config(rc, &lc);
+	r = lreq_build_config(rc, &lc);
 	if (r < 0) {
 		gpiod_request_config_free(reqc);
 		return sd_bus_error_set_errno(error, r);
@@ -165,6 +135,7 @@ static int reqchip_request(ReqChip *rc, const char *label, sd_bus_error *error)
 	gpiod_request_config_free(reqc);
 	if (r < 0)
 		return kernel_error(error, -r, "request", rc);
+	lreq_note_offsets(rc);
 	r = events_attach(rc);
 	if (r < 0) {
 		reqchip_release(rc);
@@ -263,6 +234,7 @@ int request_new(Broker *b, Client *owner, const char *label, bool persistent,
 		if (!rc) {
 			rc = &r->chips[r->n_chips++];
 			rc->request = r;
+			rc->raw_fd = -1;
 			rc->chip = lines[i]->chip;
 			rc->chip_name = strdup(rc->chip->name);
 			if (!rc->chip_name) {
@@ -379,8 +351,9 @@ int request_get_values(Request *r, unsigned int n, const unsigned int *idx, bool
 				offs[m++] = r->lines[idx[i]].offset;
 		if (!m)
 			continue;
-		if (gpiod_line_request_get_values_subset(rc->lr, m, offs, vals) < 0)
-			return kernel_error(error, errno, "reading values", rc);
+		ret = lreq_get(rc, m, offs, vals);
+		if (ret < 0)
+			return kernel_error(error, -ret, "reading values", rc);
 		m = 0;
 		for (unsigned int i = 0; i < n; i++)
 			if (r->lines[idx[i]].rc == rc)
@@ -425,8 +398,9 @@ int request_set_values(Request *r, unsigned int n, const unsigned int *idx, cons
 			}
 		if (!m)
 			continue;
-		if (gpiod_line_request_set_values_subset(rc->lr, m, offs, vals) < 0)
-			return kernel_error(error, errno, "setting values", rc);
+		ret = lreq_set(rc, m, offs, vals);
+		if (ret < 0)
+			return kernel_error(error, -ret, "setting values", rc);
 		/* Remember what each output drives: a later reconfigure of another line on
 		 * this chip must pass the same value, or the kernel would change it. */
 		for (unsigned int i = 0; i < n; i++)
@@ -438,13 +412,8 @@ int request_set_values(Request *r, unsigned int n, const unsigned int *idx, cons
 
 static int reqchip_apply(ReqChip *rc, sd_bus_error *error)
 {
-	struct gpiod_line_config *lc = NULL;
-	int ret = build_line_config(rc, &lc);
+	int ret = lreq_reconfigure(rc);
 
-	if (ret < 0)
-		return sd_bus_error_set_errno(error, ret);
-	ret = gpiod_line_request_reconfigure_lines(rc->lr, lc) < 0 ? -errno : 0;
-	gpiod_line_config_free(lc);
 	return ret < 0 ? kernel_error(error, -ret, "reconfigure", rc) : 0;
 }
 
