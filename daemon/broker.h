@@ -150,6 +150,8 @@ Line *line_from_path(Broker *b, const char *path);
 void line_emit_changed(Line *l);
 struct gb_linespec;
 int line_resolve(Broker *b, const struct gb_linespec *ls, Line **ret, sd_bus_error *error);
+/** Parse and resolve a line reference; InvalidArgs/NotFound errors for the caller. */
+int line_resolve_spec(Broker *b, const char *spec, Line **ret, sd_bus_error *error);
 int chip_add_vtables(Broker *b);
 
 /* request.c */

@@ -532,3 +532,19 @@ int line_resolve(Broker *b, const struct gb_linespec *ls, Line **ret, sd_bus_err
 	*ret = found;
 	return 0;
 }
+
+int line_resolve_spec(Broker *b, const char *spec, Line **ret, sd_bus_error *error)
+{
+	struct gb_linespec ls;
+	int r = gb_linespec_parse(spec, &ls);
+
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+					 "'%s' is not a line: use an alias, a line name, CHIP:OFFSET or an object path",
+					 spec);
+	r = line_resolve(b, &ls, ret, error);
+	gb_linespec_clear(&ls);
+	return r;
+}

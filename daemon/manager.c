@@ -15,7 +15,6 @@
 static int method_find_line(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	Broker *b = userdata;
-	struct gb_linespec ls;
 	const char *spec;
 	Line *l;
 	int r;
@@ -23,15 +22,7 @@ static int method_find_line(sd_bus_message *m, void *userdata, sd_bus_error *err
 	r = sd_bus_message_read(m, "s", &spec);
 	if (r < 0)
 		return r;
-	r = gb_linespec_parse(spec, &ls);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
-					 "'%s' is not a line: use a line name, CHIP:OFFSET or an object path",
-					 spec);
-	r = line_resolve(b, &ls, &l, error);
-	gb_linespec_clear(&ls);
+	r = line_resolve_spec(b, spec, &l, error);
 	if (r < 0)
 		return r;
 	return sd_bus_reply_method_return(m, "osu", l->path, l->chip->name, l->offset);

@@ -244,7 +244,6 @@ int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	Broker *b = userdata;
 	const struct gb_policy_entry *e;
-	struct gb_linespec ls;
 	struct gb_line_ident id;
 	struct gb_caller caller;
 	sd_bus_message *reply = NULL;
@@ -258,12 +257,7 @@ int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	r = sd_bus_message_read(m, "s", &spec);
 	if (r < 0)
 		return r;
-	if (gb_linespec_parse(spec, &ls) < 0)
-		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
-					 "'%s' is not a line: use an alias, a line name, CHIP:OFFSET or an object path",
-					 spec);
-	r = line_resolve(b, &ls, &l, error);
-	gb_linespec_clear(&ls);
+	r = line_resolve_spec(b, spec, &l, error);
 	if (r < 0)
 		return r;
 	r = client_get(b, m, &c, error);

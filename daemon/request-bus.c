@@ -69,22 +69,6 @@ static int read_line_settings(sd_bus_message *m, struct gb_line_config *c, const
 	return sd_bus_message_exit_container(m);
 }
 
-static int resolve_line(Broker *b, const char *spec, Line **ret, sd_bus_error *error)
-{
-	struct gb_linespec ls;
-	int r = gb_linespec_parse(spec, &ls);
-
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
-					 "'%s' is not a line: use a line name, CHIP:OFFSET or an object path",
-					 spec);
-	r = line_resolve(b, &ls, ret, error);
-	gb_linespec_clear(&ls);
-	return r;
-}
-
 static bool label_valid(const char *s)
 {
 	size_t n = strlen(s);
@@ -144,7 +128,7 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 		r = sd_bus_message_read(m, "s", &spec);
 		if (r < 0)
 			return r;
-		r = resolve_line(b, spec, &lines[n], error);
+		r = line_resolve_spec(b, spec, &lines[n], error);
 		if (r < 0)
 			return r;
 		gb_line_config_init(&configs[n]);
