@@ -47,6 +47,17 @@ static int check_available(Line *l, sd_bus_error *error)
 					 h->persistent ? ", persistent" : "",
 					 h->chip_gone ? ", chip gone" : "");
 	}
+	if (gpiod_line_info_is_used(l->info) && l->chip->gc) {
+		/* The cache lags the kernel: right after one of our own releases the
+		 * "released" info event may still be queued. Ask the kernel before
+		 * refusing, or an immediate re-request gets a spurious Busy. */
+		struct gpiod_line_info *fresh = gpiod_chip_get_line_info(l->chip->gc, l->offset);
+
+		if (fresh) {
+			gpiod_line_info_free(l->info);
+			l->info = fresh;
+		}
+	}
 	if (gpiod_line_info_is_used(l->info)) {
 		const char *consumer = gpiod_line_info_get_consumer(l->info);
 

@@ -1,0 +1,966 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libgpiobroker: a thin client of the gpiod-broker D-Bus API. Every operation is a
+ * method call to the broker; the broker validates, enforces the policy and talks to
+ * the kernel. This file only marshals arguments, keeps handles, turns D-Bus errors
+ * into errno values, and turns the broker's unicast signals into handler calls.
+ */
+#include "gpiobroker.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#define GB_NAME "org.gpiodbroker1"
+#define GB_ROOT "/org/gpiodbroker1"
+#define GB_MANAGER GB_NAME ".Manager"
+#define GB_REQUEST GB_NAME ".Request"
+#define GB_ERROR GB_NAME ".Error."
+
+#define GB_EXPORT __attribute__((visibility("default")))
+
+struct gpiobroker {
+	sd_bus *bus;
+	sd_bus_slot *signal_slot;
+	sd_bus_slot *owner_slot;
+	struct gpiobroker_request *requests; /* every open handle, for dispatch by path */
+	char *err_name;
+	char *err_message;
+};
+
+struct gpiobroker_request {
+	struct gpiobroker *b;
+	struct gpiobroker_request *next;
+	char *path;
+	/* The broker's unique name as it answered us. Signals are accepted only from
+	 * it: any peer may send a unicast signal to us with the broker's interface,
+	 * and the bus daemon does not stop it. */
+	char *broker_unique;
+	size_t n_lines;
+	char **chips;
+	unsigned int *offsets;
+	bool persistent;
+	gpiobroker_irq_handler handler;
+	void *userdata;
+	/* Loss accounting (see gpiobroker_event_get_lost()). */
+	bool have_seqno;      /* last_seqno is meaningful */
+	uint64_t last_seqno;
+	uint64_t pending_lost; /* EventsLost counts and undelivered events since the last delivery */
+	uint64_t total_lost;
+};
+
+struct gpiobroker_event {
+	enum gpiobroker_event_type type;
+	unsigned int index, offset;
+	enum gpiobroker_edge edge;
+	uint64_t timestamp_ns, global_seqno, line_seqno, seqno, lost;
+	const char *detail;
+};
+
+/* --- errors ---------------------------------------------------------------- */
+
+static void clear_error(struct gpiobroker *b)
+{
+	free(b->err_name);
+	free(b->err_message);
+	b->err_name = b->err_message = NULL;
+}
+
+static int errno_of(const sd_bus_error *e, int r)
+{
+	static const struct {
+		const char *name;
+		int err;
+	} map[] = {
+		{ GB_ERROR "Busy", EBUSY },
+		{ GB_ERROR "NotFound", ENOENT },
+		{ GB_ERROR "InvalidArgs", EINVAL },
+		{ GB_ERROR "PermissionDenied", EACCES },
+		{ GB_ERROR "NotOutput", EPERM },
+		{ GB_ERROR "ChipGone", ENODEV },
+		{ GB_ERROR "PolicyInvalid", EBADMSG },
+		{ GB_ERROR "Failed", EIO },
+		{ "org.freedesktop.DBus.Error.UnknownObject", ENOENT },
+		{ "org.freedesktop.DBus.Error.UnknownMethod", ENOENT },
+		/* No broker on the bus (and no activation): say so distinctly. */
+		{ "org.freedesktop.DBus.Error.ServiceUnknown", EHOSTDOWN },
+		{ "org.freedesktop.DBus.Error.NameHasNoOwner", EHOSTDOWN },
+	};
+
+	if (e && e->name) {
+		for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+			if (strcmp(e->name, map[i].name) == 0)
+				return -map[i].err;
+		r = -sd_bus_error_get_errno(e);
+	}
+	return r < 0 ? r : -EIO;
+}
+
+/* Record a failed call on @b and return its negative errno. */
+static int fail(struct gpiobroker *b, sd_bus_error *e, int r)
+{
+	r = errno_of(e, r);
+	clear_error(b);
+	if (e && e->name) {
+		b->err_name = strdup(e->name);
+		b->err_message = strdup(e->message ? e->message : e->name);
+	} else {
+		b->err_message = strdup(strerror(-r));
+	}
+	sd_bus_error_free(e);
+	return r;
+}
+
+GB_EXPORT const char *gpiobroker_last_error_name(struct gpiobroker *b)
+{
+	return b ? b->err_name : NULL;
+}
+
+GB_EXPORT const char *gpiobroker_last_error_message(struct gpiobroker *b)
+{
+	return b ? b->err_message : NULL;
+}
+
+/* --- signals ----------------------------------------------------------------- */
+
+static struct gpiobroker_request *find_request(struct gpiobroker *b, const char *path)
+{
+	for (struct gpiobroker_request *r = b->requests; r; r = r->next)
+		if (strcmp(r->path, path) == 0)
+			return r;
+	return NULL;
+}
+
+static void deliver(struct gpiobroker_request *req, struct gpiobroker_event *ev)
+{
+	/* The handler may free @req: nothing touches it after the call. */
+	req->handler(req, ev, req->userdata);
+}
+
+static void on_edge(struct gpiobroker_request *req, sd_bus_message *m)
+{
+	struct gpiobroker_event ev = { .type = GPIOBROKER_EVENT_EDGE };
+	const char *edge;
+	uint32_t index, offset;
+
+	if (sd_bus_message_read(m, "uustttt", &index, &offset, &edge, &ev.timestamp_ns,
+				&ev.global_seqno, &ev.line_seqno, &ev.seqno) < 0)
+		return;
+	ev.index = index;
+	ev.offset = offset;
+	ev.edge = strcmp(edge, "rising") == 0 ? GPIOBROKER_EDGE_RISING : GPIOBROKER_EDGE_FALLING;
+	/* The broker numbers the events it sends for a request 1, 2, ...: a gap is an
+	 * event that left the broker but did not reach a handler here. Kernel-side
+	 * overflow does not advance seqno; it comes as EventsLost (pending_lost). */
+	if (req->have_seqno && ev.seqno > req->last_seqno + 1)
+		req->pending_lost += ev.seqno - req->last_seqno - 1;
+	req->last_seqno = ev.seqno;
+	req->have_seqno = true;
+	if (!req->handler) {
+		req->pending_lost++;
+		return;
+	}
+	ev.lost = req->pending_lost;
+	req->total_lost += ev.lost;
+	req->pending_lost = 0;
+	deliver(req, &ev);
+}
+
+static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct gpiobroker *b = userdata;
+	struct gpiobroker_request *req;
+	const char *member = sd_bus_message_get_member(m), *path = sd_bus_message_get_path(m);
+	const char *sender = sd_bus_message_get_sender(m);
+	struct gpiobroker_event ev = { 0 };
+
+	if (!member || !path || !sender)
+		return 0;
+	req = find_request(b, path);
+	if (!req || !req->broker_unique || strcmp(sender, req->broker_unique) != 0)
+		return 0;
+	if (strcmp(member, "Event") == 0) {
+		on_edge(req, m);
+		return 0;
+	}
+	if (strcmp(member, "EventsLost") == 0) {
+		uint64_t count, total;
+
+		if (sd_bus_message_read(m, "tt", &count, &total) >= 0)
+			req->pending_lost += count;
+		return 0;
+	}
+	if (strcmp(member, "ChipGone") == 0)
+		ev.type = GPIOBROKER_EVENT_CHIP_GONE;
+	else if (strcmp(member, "Revoked") == 0)
+		ev.type = GPIOBROKER_EVENT_REVOKED;
+	else
+		return 0;
+	if (sd_bus_message_read(m, "s", &ev.detail) < 0 || !req->handler)
+		return 0;
+	deliver(req, &ev);
+	return 0;
+}
+
+/* The broker left the bus (crash, restart, SIGTERM): every request is gone. Tell
+ * each handler once; handlers may free their request, so walk carefully. */
+static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct gpiobroker *b = userdata;
+	const char *name, *old_owner, *new_owner;
+	struct gpiobroker_event ev = { .type = GPIOBROKER_EVENT_BROKER_GONE };
+	bool again = true;
+
+	if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || !*old_owner)
+		return 0;
+	while (again) {
+		again = false;
+		for (struct gpiobroker_request *r = b->requests; r; r = r->next) {
+			if (!r->broker_unique || strcmp(r->broker_unique, old_owner) != 0)
+				continue;
+			/* Mark first, so it is told once even if the handler keeps it. */
+			free(r->broker_unique);
+			r->broker_unique = NULL;
+			if (r->handler) {
+				deliver(r, &ev);
+				again = true; /* the list may have changed */
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* --- connection -------------------------------------------------------------- */
+
+static struct gpiobroker *adopt(sd_bus *bus)
+{
+	struct gpiobroker *b = calloc(1, sizeof(*b));
+	int r;
+
+	if (!b) {
+		sd_bus_unref(bus);
+		errno = ENOMEM;
+		return NULL;
+	}
+	b->bus = bus;
+	/* One match for all requests: signals are dispatched by path. Installed now, so
+	 * no signal of a request made later can be processed before there is a match. */
+	r = sd_bus_match_signal(bus, &b->signal_slot, GB_NAME, NULL, GB_REQUEST, NULL,
+				on_signal, b);
+	if (r >= 0)
+		r = sd_bus_add_match(bus, &b->owner_slot,
+				     "type='signal',sender='org.freedesktop.DBus',"
+				     "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
+				     "member='NameOwnerChanged',arg0='" GB_NAME "'",
+				     on_owner_changed, b);
+	if (r < 0) {
+		gpiobroker_close(b);
+		errno = -r;
+		return NULL;
+	}
+	return b;
+}
+
+GB_EXPORT struct gpiobroker *gpiobroker_open(void)
+{
+	sd_bus *bus = NULL;
+	int r = sd_bus_open_system(&bus);
+
+	if (r < 0) {
+		errno = -r;
+		return NULL;
+	}
+	return adopt(bus);
+}
+
+GB_EXPORT struct gpiobroker *gpiobroker_open_address(const char *address)
+{
+	sd_bus *bus = NULL;
+	int r;
+
+	if (!address) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = sd_bus_new(&bus);
+	if (r >= 0)
+		r = sd_bus_set_address(bus, address);
+	if (r >= 0)
+		r = sd_bus_set_bus_client(bus, 1);
+	if (r >= 0)
+		r = sd_bus_start(bus);
+	if (r < 0) {
+		sd_bus_unref(bus);
+		errno = -r;
+		return NULL;
+	}
+	return adopt(bus);
+}
+
+GB_EXPORT struct gpiobroker *gpiobroker_open_bus(struct sd_bus *bus)
+{
+	if (!bus) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return adopt(sd_bus_ref(bus));
+}
+
+static void request_free_handle(struct gpiobroker_request *req);
+
+GB_EXPORT void gpiobroker_close(struct gpiobroker *b)
+{
+	if (!b)
+		return;
+	while (b->requests)
+		request_free_handle(b->requests);
+	sd_bus_slot_unref(b->signal_slot);
+	sd_bus_slot_unref(b->owner_slot);
+	/* Flush so a Release sent just before is not lost with the connection. */
+	sd_bus_flush_close_unref(b->bus);
+	clear_error(b);
+	free(b);
+}
+
+GB_EXPORT struct sd_bus *gpiobroker_get_bus(struct gpiobroker *b)
+{
+	return b->bus;
+}
+
+/* --- settings ---------------------------------------------------------------- */
+
+GB_EXPORT void gpiobroker_line_settings_init(struct gpiobroker_line_settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->direction = GPIOBROKER_DIRECTION_AS_IS;
+	s->edge = GPIOBROKER_EDGE_NONE;
+	s->bias = GPIOBROKER_BIAS_AS_IS;
+	s->drive = GPIOBROKER_DRIVE_PUSH_PULL;
+	s->event_clock = GPIOBROKER_CLOCK_MONOTONIC;
+}
+
+/* The broker's names for the enums; an out-of-range value is the caller's error. */
+static const char *const direction_names[] = { "as-is", "input", "output" };
+static const char *const edge_names[] = { "none", "rising", "falling", "both" };
+static const char *const bias_names[] = { "as-is", "disabled", "pull-up", "pull-down" };
+static const char *const drive_names[] = { "push-pull", "open-drain", "open-source" };
+static const char *const clock_names[] = { "monotonic", "realtime", "hte" };
+#define NAME_OF(table, v) ((unsigned int)(v) < sizeof(table) / sizeof(table[0]) ? table[v] : NULL)
+
+/* Append one a{sv} of settings: only what differs from the defaults, so the broker
+ * applies its own defaults (Request) or keeps the current setting (Reconfigure). */
+static int append_settings(sd_bus_message *m, const struct gpiobroker_line_settings *s)
+{
+	const char *dir, *edge, *bias, *drive, *clk;
+	int r;
+
+	r = sd_bus_message_open_container(m, 'a', "{sv}");
+	if (r < 0 || !s)
+		return r < 0 ? r : sd_bus_message_close_container(m);
+	dir = NAME_OF(direction_names, s->direction);
+	edge = NAME_OF(edge_names, s->edge);
+	bias = NAME_OF(bias_names, s->bias);
+	drive = NAME_OF(drive_names, s->drive);
+	clk = NAME_OF(clock_names, s->event_clock);
+	if (!dir || !edge || !bias || !drive || !clk)
+		return -EINVAL;
+	if (s->direction != GPIOBROKER_DIRECTION_AS_IS)
+		r = sd_bus_message_append(m, "{sv}", "direction", "s", dir);
+	if (r >= 0 && s->direction == GPIOBROKER_DIRECTION_OUTPUT)
+		r = sd_bus_message_append(m, "{sv}", "value", "b", s->value ? 1 : 0);
+	if (r >= 0 && s->edge != GPIOBROKER_EDGE_NONE)
+		r = sd_bus_message_append(m, "{sv}", "edge", "s", edge);
+	if (r >= 0 && s->bias != GPIOBROKER_BIAS_AS_IS)
+		r = sd_bus_message_append(m, "{sv}", "bias", "s", bias);
+	if (r >= 0 && s->drive != GPIOBROKER_DRIVE_PUSH_PULL)
+		r = sd_bus_message_append(m, "{sv}", "drive", "s", drive);
+	if (r >= 0 && s->active_low)
+		r = sd_bus_message_append(m, "{sv}", "active-low", "b", 1);
+	if (r >= 0 && s->debounce_us)
+		r = sd_bus_message_append(m, "{sv}", "debounce-us", "u", (uint32_t)s->debounce_us);
+	if (r >= 0 && s->event_clock != GPIOBROKER_CLOCK_MONOTONIC)
+		r = sd_bus_message_append(m, "{sv}", "event-clock", "s", clk);
+	if (r >= 0)
+		r = sd_bus_message_close_container(m);
+	return r;
+}
+
+/* --- requests ---------------------------------------------------------------- */
+
+static void request_free_handle(struct gpiobroker_request *req)
+{
+	struct gpiobroker_request **pp;
+
+	for (pp = &req->b->requests; *pp; pp = &(*pp)->next)
+		if (*pp == req) {
+			*pp = req->next;
+			break;
+		}
+	for (size_t i = 0; i < req->n_lines; i++)
+		free(req->chips[i]);
+	free(req->chips);
+	free(req->offsets);
+	free(req->path);
+	free(req->broker_unique);
+	free(req);
+}
+
+/* Read the request's Lines and Persistent properties into the handle. */
+static int load_request(struct gpiobroker_request *req)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	const char *obj, *chip;
+	uint32_t off;
+	int r, p = 0;
+
+	r = sd_bus_get_property(req->b->bus, GB_NAME, req->path, GB_REQUEST, "Lines", &e, &reply,
+				"a(osu)");
+	if (r < 0)
+		return fail(req->b, &e, r);
+	r = sd_bus_message_enter_container(reply, 'a', "(osu)");
+	while (r >= 0 && (r = sd_bus_message_read(reply, "(osu)", &obj, &chip, &off)) > 0) {
+		char **chips = realloc(req->chips, (req->n_lines + 1) * sizeof(*chips));
+		unsigned int *offs;
+
+		if (!chips) {
+			r = -ENOMEM;
+			break;
+		}
+		req->chips = chips;
+		offs = realloc(req->offsets, (req->n_lines + 1) * sizeof(*offs));
+		if (!offs) {
+			r = -ENOMEM;
+			break;
+		}
+		req->offsets = offs;
+		req->chips[req->n_lines] = strdup(chip);
+		if (!req->chips[req->n_lines]) {
+			r = -ENOMEM;
+			break;
+		}
+		req->offsets[req->n_lines++] = off;
+	}
+	/* The sender of the reply is the broker (the well-known name resolved). */
+	if (r >= 0 && sd_bus_message_get_sender(reply)) {
+		req->broker_unique = strdup(sd_bus_message_get_sender(reply));
+		if (!req->broker_unique)
+			r = -ENOMEM;
+	}
+	sd_bus_message_unref(reply);
+	if (r < 0)
+		return fail(req->b, NULL, r);
+	r = sd_bus_get_property_trivial(req->b->bus, GB_NAME, req->path, GB_REQUEST, "Persistent",
+					&e, 'b', &p);
+	if (r < 0)
+		return fail(req->b, &e, r);
+	req->persistent = p;
+	return 0;
+}
+
+static struct gpiobroker_request *new_handle(struct gpiobroker *b, const char *path, bool own)
+{
+	struct gpiobroker_request *req = calloc(1, sizeof(*req));
+	int r;
+
+	if (!req || !(req->path = strdup(path))) {
+		free(req);
+		errno = -fail(b, NULL, -ENOMEM);
+		return NULL;
+	}
+	req->b = b;
+	/* Our own request: its seqno starts at 1, so loss counts from the start. */
+	req->have_seqno = own;
+	req->next = b->requests;
+	b->requests = req;
+	r = load_request(req);
+	if (r < 0) {
+		request_free_handle(req);
+		errno = -r;
+		return NULL;
+	}
+	return req;
+}
+
+GB_EXPORT struct gpiobroker_request *
+gpiobroker_request_array(struct gpiobroker *b, size_t n, const char *const lines[],
+			 const struct gpiobroker_line_settings settings[], const char *label,
+			 unsigned int flags)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *m = NULL, *reply = NULL;
+	struct gpiobroker_request *req = NULL;
+	const char *path;
+	int r;
+
+	if (!b || !lines || !label || (flags & ~GPIOBROKER_REQUEST_PERSISTENT)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* n == 0 goes to the broker, which answers InvalidArgs with a message. */
+	r = sd_bus_message_new_method_call(b->bus, &m, GB_NAME, GB_ROOT, GB_MANAGER, "Request");
+	if (r >= 0)
+		r = sd_bus_message_append(m, "s", label);
+	if (r >= 0)
+		r = sd_bus_message_open_container(m, 'a', "(sa{sv})");
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		r = sd_bus_message_open_container(m, 'r', "sa{sv}");
+		if (r >= 0)
+			r = sd_bus_message_append(m, "s", lines[i] ? lines[i] : "");
+		if (r >= 0)
+			r = append_settings(m, settings ? &settings[i] : NULL);
+		if (r >= 0)
+			r = sd_bus_message_close_container(m);
+	}
+	if (r >= 0)
+		r = sd_bus_message_close_container(m);
+	if (r >= 0 && (flags & GPIOBROKER_REQUEST_PERSISTENT))
+		r = sd_bus_message_append(m, "a{sv}", 1, "persistent", "b", 1);
+	else if (r >= 0)
+		r = sd_bus_message_append(m, "a{sv}", 0);
+	if (r >= 0)
+		r = sd_bus_call(b->bus, m, 0, &e, &reply);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "o", &path);
+	if (r < 0) {
+		errno = -fail(b, &e, r);
+	} else {
+		req = new_handle(b, path, true);
+		if (req)
+			clear_error(b);
+		else if (errno != ENOMEM) {
+			/* Held but unusable (e.g. the broker vanished): do not leak the lines. */
+			int saved = errno;
+
+			sd_bus_call_method(b->bus, GB_NAME, path, GB_REQUEST, "Release", NULL, NULL, "");
+			errno = saved;
+		}
+	}
+	sd_bus_message_unref(m);
+	sd_bus_message_unref(reply);
+	return req;
+}
+
+GB_EXPORT struct gpiobroker_request *gpiobroker_request(struct gpiobroker *b, const char *line,
+							const char *label,
+							const struct gpiobroker_line_settings *s)
+{
+	return gpiobroker_request_array(b, 1, &line, s, label, 0);
+}
+
+GB_EXPORT struct gpiobroker_request *gpiobroker_request_open(struct gpiobroker *b, const char *path)
+{
+	struct gpiobroker_request *req;
+
+	if (!b || !path || !sd_bus_object_path_is_valid(path)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	req = new_handle(b, path, false);
+	if (req)
+		clear_error(b);
+	return req;
+}
+
+GB_EXPORT int gpiobroker_free(struct gpiobroker_request *req)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	struct gpiobroker *b;
+	int r;
+
+	if (!req)
+		return 0;
+	b = req->b;
+	r = sd_bus_call_method(b->bus, GB_NAME, req->path, GB_REQUEST, "Release", &e, NULL, "");
+	request_free_handle(req);
+	if (r < 0)
+		return fail(b, &e, r);
+	clear_error(b);
+	return 0;
+}
+
+GB_EXPORT void gpiobroker_request_close(struct gpiobroker_request *req)
+{
+	if (req)
+		request_free_handle(req);
+}
+
+GB_EXPORT const char *gpiobroker_request_get_path(const struct gpiobroker_request *req)
+{
+	return req->path;
+}
+
+GB_EXPORT size_t gpiobroker_request_get_num_lines(const struct gpiobroker_request *req)
+{
+	return req->n_lines;
+}
+
+GB_EXPORT const char *gpiobroker_request_get_chip(const struct gpiobroker_request *req, size_t index)
+{
+	if (index >= req->n_lines) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return req->chips[index];
+}
+
+GB_EXPORT int gpiobroker_request_get_offset(const struct gpiobroker_request *req, size_t index)
+{
+	return index < req->n_lines ? (int)req->offsets[index] : -EINVAL;
+}
+
+GB_EXPORT bool gpiobroker_request_is_persistent(const struct gpiobroker_request *req)
+{
+	return req->persistent;
+}
+
+GB_EXPORT struct gpiobroker *gpiobroker_request_get_broker(const struct gpiobroker_request *req)
+{
+	return req->b;
+}
+
+/* --- values -------------------------------------------------------------------- */
+
+/* Finish a call built in @m: send it, record the outcome. */
+static int call(struct gpiobroker *b, sd_bus_message *m, int r, sd_bus_message **reply)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+
+	if (r >= 0)
+		r = sd_bus_call(b->bus, m, 0, &e, reply);
+	sd_bus_message_unref(m);
+	if (r < 0)
+		return fail(b, &e, r);
+	clear_error(b);
+	return 0;
+}
+
+/* Index i of a multi-line call: idx[i], or i when idx is NULL. */
+#define IDX(idx, i) ((uint32_t)((idx) ? (idx)[i] : (i)))
+
+/* SetValues / SetDirectionOutput: a(ub). */
+static int call_index_values(struct gpiobroker_request *req, const char *method, size_t n,
+			     const unsigned int idx[], const int values[])
+{
+	sd_bus_message *m = NULL;
+	int r;
+
+	if (!values && n)
+		return -EINVAL;
+	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_NAME, req->path, GB_REQUEST, method);
+	if (r >= 0)
+		r = sd_bus_message_open_container(m, 'a', "(ub)");
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = sd_bus_message_append(m, "(ub)", IDX(idx, i), values[i] ? 1 : 0);
+	if (r >= 0)
+		r = sd_bus_message_close_container(m);
+	return call(req->b, m, r, NULL);
+}
+
+GB_EXPORT int gpiobroker_direction_input(struct gpiobroker_request *req, unsigned int index)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int r = sd_bus_call_method(req->b->bus, GB_NAME, req->path, GB_REQUEST, "SetDirectionInput",
+				   &e, NULL, "au", 1, (uint32_t)index);
+
+	if (r < 0)
+		return fail(req->b, &e, r);
+	clear_error(req->b);
+	return 0;
+}
+
+GB_EXPORT int gpiobroker_direction_output(struct gpiobroker_request *req, unsigned int index,
+					  int value)
+{
+	return call_index_values(req, "SetDirectionOutput", 1, &index, &value);
+}
+
+GB_EXPORT int gpiobroker_set_values(struct gpiobroker_request *req, size_t n,
+				    const unsigned int idx[], const int values[])
+{
+	return call_index_values(req, "SetValues", n, idx, values);
+}
+
+GB_EXPORT int gpiobroker_set_value(struct gpiobroker_request *req, unsigned int index, int value)
+{
+	return gpiobroker_set_values(req, 1, &index, &value);
+}
+
+GB_EXPORT int gpiobroker_get_values(struct gpiobroker_request *req, size_t n,
+				    const unsigned int idx[], int values[])
+{
+	sd_bus_message *m = NULL, *reply = NULL;
+	size_t got = 0;
+	int r, v;
+
+	if (!values || n == 0)
+		return -EINVAL;
+	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_NAME, req->path, GB_REQUEST,
+					   "GetValues");
+	if (r >= 0)
+		r = sd_bus_message_open_container(m, 'a', "u");
+	/* Always explicit indices: an empty array would mean "all", which is n lines
+	 * only if the caller counted right. */
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = sd_bus_message_append(m, "u", IDX(idx, i));
+	if (r >= 0)
+		r = sd_bus_message_close_container(m);
+	r = call(req->b, m, r, &reply);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_enter_container(reply, 'a', "b");
+	while (r >= 0 && got < n && (r = sd_bus_message_read(reply, "b", &v)) > 0)
+		values[got++] = v ? 1 : 0;
+	sd_bus_message_unref(reply);
+	if (r >= 0 && got != n)
+		r = -EBADMSG;
+	return r < 0 ? fail(req->b, NULL, r) : 0;
+}
+
+GB_EXPORT int gpiobroker_get_value(struct gpiobroker_request *req, unsigned int index)
+{
+	int v, r = gpiobroker_get_values(req, 1, &index, &v);
+
+	return r < 0 ? r : v;
+}
+
+GB_EXPORT int gpiobroker_reconfigure(struct gpiobroker_request *req, size_t n,
+				     const unsigned int idx[],
+				     const struct gpiobroker_line_settings settings[])
+{
+	sd_bus_message *m = NULL;
+	int r;
+
+	if (!settings)
+		return -EINVAL;
+	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_NAME, req->path, GB_REQUEST,
+					   "Reconfigure");
+	if (r >= 0)
+		r = sd_bus_message_open_container(m, 'a', "(ua{sv})");
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		r = sd_bus_message_open_container(m, 'r', "ua{sv}");
+		if (r >= 0)
+			r = sd_bus_message_append(m, "u", IDX(idx, i));
+		if (r >= 0)
+			r = append_settings(m, &settings[i]);
+		if (r >= 0)
+			r = sd_bus_message_close_container(m);
+	}
+	if (r >= 0)
+		r = sd_bus_message_close_container(m);
+	return call(req->b, m, r, NULL);
+}
+
+/* --- events ---------------------------------------------------------------------- */
+
+GB_EXPORT int gpiobroker_to_irq(struct gpiobroker_request *req, gpiobroker_irq_handler handler,
+				void *userdata)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int r;
+
+	if (handler && req->persistent && !req->handler) {
+		/* Events of a persistent request go to its last subscriber. */
+		r = sd_bus_call_method(req->b->bus, GB_NAME, req->path, GB_REQUEST, "Subscribe",
+				       &e, NULL, "");
+		if (r < 0)
+			return fail(req->b, &e, r);
+	}
+	req->handler = handler;
+	req->userdata = userdata;
+	clear_error(req->b);
+	return 0;
+}
+
+GB_EXPORT uint64_t gpiobroker_request_get_events_lost(const struct gpiobroker_request *req)
+{
+	return req->total_lost;
+}
+
+GB_EXPORT enum gpiobroker_event_type gpiobroker_event_get_type(const struct gpiobroker_event *ev)
+{
+	return ev->type;
+}
+
+GB_EXPORT unsigned int gpiobroker_event_get_index(const struct gpiobroker_event *ev)
+{
+	return ev->index;
+}
+
+GB_EXPORT unsigned int gpiobroker_event_get_offset(const struct gpiobroker_event *ev)
+{
+	return ev->offset;
+}
+
+GB_EXPORT enum gpiobroker_edge gpiobroker_event_get_edge(const struct gpiobroker_event *ev)
+{
+	return ev->edge;
+}
+
+GB_EXPORT uint64_t gpiobroker_event_get_timestamp_ns(const struct gpiobroker_event *ev)
+{
+	return ev->timestamp_ns;
+}
+
+GB_EXPORT uint64_t gpiobroker_event_get_global_seqno(const struct gpiobroker_event *ev)
+{
+	return ev->global_seqno;
+}
+
+GB_EXPORT uint64_t gpiobroker_event_get_line_seqno(const struct gpiobroker_event *ev)
+{
+	return ev->line_seqno;
+}
+
+GB_EXPORT uint64_t gpiobroker_event_get_seqno(const struct gpiobroker_event *ev)
+{
+	return ev->seqno;
+}
+
+GB_EXPORT uint64_t gpiobroker_event_get_lost(const struct gpiobroker_event *ev)
+{
+	return ev->lost;
+}
+
+GB_EXPORT const char *gpiobroker_event_get_detail(const struct gpiobroker_event *ev)
+{
+	return ev->detail;
+}
+
+/* --- event loop -------------------------------------------------------------------- */
+
+GB_EXPORT int gpiobroker_get_fd(struct gpiobroker *b)
+{
+	return sd_bus_get_fd(b->bus);
+}
+
+GB_EXPORT int gpiobroker_get_events(struct gpiobroker *b)
+{
+	return sd_bus_get_events(b->bus);
+}
+
+GB_EXPORT int gpiobroker_get_timeout(struct gpiobroker *b, uint64_t *usec)
+{
+	return sd_bus_get_timeout(b->bus, usec);
+}
+
+GB_EXPORT int gpiobroker_process(struct gpiobroker *b)
+{
+	int n = 0, r;
+
+	/* sd_bus_process() handles one message per call. */
+	while ((r = sd_bus_process(b->bus, NULL)) > 0)
+		n++;
+	return r < 0 ? r : n;
+}
+
+GB_EXPORT int gpiobroker_wait(struct gpiobroker *b, uint64_t timeout_us)
+{
+	return sd_bus_wait(b->bus, timeout_us);
+}
+
+GB_EXPORT int gpiobroker_attach_event(struct gpiobroker *b, struct sd_event *e, int priority)
+{
+	/* sd-bus closes an attached connection when the loop exits; that would release
+	 * every managed request behind the caller's back. The caller closes it. */
+	int r = sd_bus_set_close_on_exit(b->bus, 0);
+
+	return r < 0 ? r : sd_bus_attach_event(b->bus, e, priority);
+}
+
+GB_EXPORT int gpiobroker_detach_event(struct gpiobroker *b)
+{
+	return sd_bus_detach_event(b->bus);
+}
+
+/* --- lookup -------------------------------------------------------------------------- */
+
+GB_EXPORT int gpiobroker_find_line(struct gpiobroker *b, const char *line, char **path,
+				   char **chip, unsigned int *offset)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	const char *p, *c;
+	uint32_t off;
+	int r;
+
+	r = sd_bus_call_method(b->bus, GB_NAME, GB_ROOT, GB_MANAGER, "FindLine", &e, &reply, "s",
+			       line ? line : "");
+	if (r < 0)
+		return fail(b, &e, r);
+	r = sd_bus_message_read(reply, "osu", &p, &c, &off);
+	if (r >= 0 && path && !(*path = strdup(p)))
+		r = -ENOMEM;
+	if (r >= 0 && chip && !(*chip = strdup(c))) {
+		if (path) {
+			free(*path);
+			*path = NULL;
+		}
+		r = -ENOMEM;
+	}
+	if (r >= 0 && offset)
+		*offset = off;
+	sd_bus_message_unref(reply);
+	if (r < 0)
+		return fail(b, NULL, r);
+	clear_error(b);
+	return 0;
+}
+
+GB_EXPORT void gpiobroker_request_info_free(struct gpiobroker_request_info *info, size_t n)
+{
+	if (!info)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(info[i].path);
+		free(info[i].label);
+		free(info[i].owner);
+	}
+	free(info);
+}
+
+GB_EXPORT int gpiobroker_list_requests(struct gpiobroker *b, struct gpiobroker_request_info **out)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	struct gpiobroker_request_info *info = NULL;
+	const char *path, *label, *owner;
+	uint32_t uid;
+	size_t n = 0;
+	int r, persistent;
+
+	r = sd_bus_call_method(b->bus, GB_NAME, GB_ROOT, GB_MANAGER, "ListRequests", &e, &reply, "");
+	if (r < 0)
+		return fail(b, &e, r);
+	r = sd_bus_message_enter_container(reply, 'a', "(osbus)");
+	while (r >= 0 &&
+	       (r = sd_bus_message_read(reply, "(osbus)", &path, &label, &persistent, &uid, &owner)) > 0) {
+		struct gpiobroker_request_info *bigger = realloc(info, (n + 1) * sizeof(*info));
+
+		if (!bigger) {
+			r = -ENOMEM;
+			break;
+		}
+		info = bigger;
+		info[n] = (struct gpiobroker_request_info){
+			.path = strdup(path), .label = strdup(label), .persistent = persistent,
+			.owner_uid = uid, .owner = strdup(owner),
+		};
+		n++;
+		if (!info[n - 1].path || !info[n - 1].label || !info[n - 1].owner)
+			r = -ENOMEM;
+	}
+	sd_bus_message_unref(reply);
+	if (r < 0) {
+		gpiobroker_request_info_free(info, n);
+		return fail(b, NULL, r);
+	}
+	clear_error(b);
+	*out = info;
+	return (int)n;
+}

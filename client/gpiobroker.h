@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/**
+ * @file gpiobroker.h
+ * @brief libgpiobroker: GPIO lines from gpiod-broker, the kernel's GPIO model over D-Bus.
+ *
+ * A thin client of the gpiod-broker D-Bus API (docs/dbus-api.md): every function
+ * is one or two calls to the broker, which does all the work and all the checks.
+ * Names follow the kernel's consumer API, so a driver writer feels at home:
+ *
+ * | kernel                       | libgpiobroker                         |
+ * |------------------------------|---------------------------------------|
+ * | gpio_request()               | gpiobroker_request()                  |
+ * | gpio_request_array()         | gpiobroker_request_array()            |
+ * | gpio_direction_input()       | gpiobroker_direction_input()          |
+ * | gpio_direction_output()      | gpiobroker_direction_output()         |
+ * | gpio_get_value()             | gpiobroker_get_value()                |
+ * | gpio_set_value()             | gpiobroker_set_value()                |
+ * | gpio_to_irq() + request_irq()| gpiobroker_to_irq()                   |
+ * | gpio_free()                  | gpiobroker_free()                     |
+ * | devm_gpio_request()          | the default: a request lives no longer than its connection |
+ *
+ * Objects are opaque. @ref gpiobroker is one bus connection; @ref gpiobroker_request
+ * is a set of lines held through the broker, addressed by @em index (their position
+ * in the request). Lines are named as the broker names them: a policy alias or line
+ * name ("reset"), "CHIP:OFFSET" ("gpiochip0:3", or the chip's label), or the line's
+ * object path.
+ *
+ * Errors: functions returning int return 0 (or a value) on success and a negative
+ * errno on failure; functions returning a pointer return NULL and set errno. When
+ * the broker refused, gpiobroker_last_error_name() and gpiobroker_last_error_message()
+ * say why, with the broker's words. The errno values are:
+ *
+ * | broker error                               | errno      |
+ * |--------------------------------------------|------------|
+ * | org.gpiodbroker1.Error.Busy                | EBUSY      |
+ * | org.gpiodbroker1.Error.NotFound            | ENOENT     |
+ * | org.gpiodbroker1.Error.InvalidArgs         | EINVAL     |
+ * | org.gpiodbroker1.Error.PermissionDenied    | EACCES     |
+ * | org.gpiodbroker1.Error.NotOutput           | EPERM      |
+ * | org.gpiodbroker1.Error.ChipGone            | ENODEV     |
+ * | org.gpiodbroker1.Error.PolicyInvalid       | EBADMSG    |
+ * | org.gpiodbroker1.Error.Failed              | EIO        |
+ * | org.freedesktop.DBus.Error.UnknownObject   | ENOENT (e.g. a request already released) |
+ * | org.freedesktop.DBus.Error.ServiceUnknown, NameHasNoOwner | EHOSTDOWN (no broker on the bus) |
+ * | anything else                              | what sd-bus maps it to, else EIO |
+ *
+ * Threads: a @ref gpiobroker and its requests must be used from one thread at a
+ * time (like an sd_bus). Use one connection per thread if needed.
+ *
+ * Event loops: the connection is an sd-bus connection. Either attach it to an
+ * sd-event loop (gpiobroker_attach_event()), or poll gpiobroker_get_fd() for
+ * gpiobroker_get_events() until gpiobroker_get_timeout() and then call
+ * gpiobroker_process(). Event handlers (gpiobroker_to_irq()) run only from there.
+ * Every other call is a blocking method call (sd-bus's default 25 s timeout).
+ */
+#ifndef GPIOBROKER_H
+#define GPIOBROKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* sd-bus and sd-event types, declared so this header needs no systemd headers. */
+struct sd_bus;
+struct sd_event;
+
+/** @defgroup connection Connection to the broker
+ * @{ */
+
+/** One connection to gpiod-broker (opaque). */
+struct gpiobroker;
+
+/**
+ * Connect to the broker on the system bus.
+ * @return the connection, or NULL with errno set.
+ *
+ * The broker need not be running yet: calls fail with EHOSTDOWN until it is (and
+ * with D-Bus activation installed, the first call starts it).
+ */
+struct gpiobroker *gpiobroker_open(void);
+
+/**
+ * Connect to the broker on the bus at @p address (a D-Bus address such as
+ * "unix:path=/run/dbus/system_bus_socket"), for tests and unusual setups.
+ * @return the connection, or NULL with errno set.
+ */
+struct gpiobroker *gpiobroker_open_address(const char *address);
+
+/**
+ * Use an existing, started sd-bus connection (the library takes its own reference).
+ * For programs that already have a bus connection, or tests that made one as
+ * another user. The caller keeps processing it as before; the library adds one
+ * match for the broker's Request signals.
+ * @return the connection, or NULL with errno set.
+ */
+struct gpiobroker *gpiobroker_open_bus(struct sd_bus *bus);
+
+/**
+ * Close the connection. Request handles still open are freed without being
+ * released: managed requests are released by the broker as the connection leaves
+ * the bus, persistent ones stay held. NULL is ignored.
+ * Must not be called from an event handler.
+ */
+void gpiobroker_close(struct gpiobroker *b);
+
+/** The connection's sd-bus object (borrowed), to read broker properties directly. */
+struct sd_bus *gpiobroker_get_bus(struct gpiobroker *b);
+
+/**
+ * The D-Bus error name of the last failed call on @p b, e.g.
+ * "org.gpiodbroker1.Error.Busy"; NULL if the last call succeeded or failed
+ * locally (then errno says why). Valid until the next call on @p b.
+ */
+const char *gpiobroker_last_error_name(struct gpiobroker *b);
+
+/**
+ * The broker's message for the last failed call on @p b (for Busy: who holds the
+ * line), or for local failures strerror(); NULL if the last call succeeded.
+ * Valid until the next call on @p b.
+ */
+const char *gpiobroker_last_error_message(struct gpiobroker *b);
+
+/** @} */
+
+/** @defgroup settings Line settings
+ * @{ */
+
+/** Direction of a line. */
+enum gpiobroker_direction {
+	GPIOBROKER_DIRECTION_AS_IS = 0, /**< leave as it is */
+	GPIOBROKER_DIRECTION_INPUT,     /**< input */
+	GPIOBROKER_DIRECTION_OUTPUT,    /**< output, driven to gpiobroker_line_settings.value */
+};
+
+/** Edge detection; an event's edge is RISING or FALLING. */
+enum gpiobroker_edge {
+	GPIOBROKER_EDGE_NONE = 0, /**< no events */
+	GPIOBROKER_EDGE_RISING,   /**< inactive to active */
+	GPIOBROKER_EDGE_FALLING,  /**< active to inactive */
+	GPIOBROKER_EDGE_BOTH,     /**< both */
+};
+
+/** Bias (pull). */
+enum gpiobroker_bias {
+	GPIOBROKER_BIAS_AS_IS = 0,  /**< leave as it is */
+	GPIOBROKER_BIAS_DISABLED,   /**< no pull */
+	GPIOBROKER_BIAS_PULL_UP,    /**< pull-up */
+	GPIOBROKER_BIAS_PULL_DOWN,  /**< pull-down */
+};
+
+/** Output drive. */
+enum gpiobroker_drive {
+	GPIOBROKER_DRIVE_PUSH_PULL = 0, /**< push-pull (default) */
+	GPIOBROKER_DRIVE_OPEN_DRAIN,    /**< open drain */
+	GPIOBROKER_DRIVE_OPEN_SOURCE,   /**< open source */
+};
+
+/** Clock of event timestamps. */
+enum gpiobroker_event_clock {
+	GPIOBROKER_CLOCK_MONOTONIC = 0, /**< CLOCK_MONOTONIC (default) */
+	GPIOBROKER_CLOCK_REALTIME,      /**< CLOCK_REALTIME */
+	GPIOBROKER_CLOCK_HTE,           /**< hardware timestamp engine */
+};
+
+/**
+ * Settings of one line, as the broker's per-line settings (a{sv}) in
+ * Manager.Request and Request.Reconfigure.
+ *
+ * A public struct: always start from gpiobroker_line_settings_init(), which sets
+ * every field to its default, so that code keeps compiling and meaning the same
+ * when fields are added. Fields left at their default are not sent, so the broker's
+ * defaults (and, for Reconfigure, the line's current settings) apply to them.
+ */
+struct gpiobroker_line_settings {
+	enum gpiobroker_direction direction; /**< default AS_IS */
+	int value;                           /**< initial output value (logical, after active_low); sent only for outputs */
+	enum gpiobroker_edge edge;           /**< default NONE; needs INPUT */
+	enum gpiobroker_bias bias;           /**< default AS_IS */
+	enum gpiobroker_drive drive;         /**< default PUSH_PULL; others need OUTPUT */
+	bool active_low;                     /**< default false */
+	unsigned int debounce_us;            /**< default 0; needs INPUT */
+	enum gpiobroker_event_clock event_clock; /**< default MONOTONIC */
+};
+
+/** Set every field of @p s to its default (as-is direction, value 0, no edges...). */
+void gpiobroker_line_settings_init(struct gpiobroker_line_settings *s);
+
+/** @} */
+
+/** @defgroup request Requesting lines
+ * @{ */
+
+/** Lines held through the broker (opaque): one Request object of the broker. */
+struct gpiobroker_request;
+
+/** Flags of gpiobroker_request_array(). */
+enum gpiobroker_request_flags {
+	/**
+	 * Persistent: the request belongs to the caller's uid and stays held after
+	 * the connection closes, until released (for scripts and CLIs whose processes
+	 * exit between steps). Default: managed, released when the connection leaves
+	 * the bus however it leaves, like devm_gpio_request().
+	 */
+	GPIOBROKER_REQUEST_PERSISTENT = 1 << 0,
+};
+
+/**
+ * gpio_request(): request one line.
+ * @param line  alias, line name, CHIP:OFFSET or line object path.
+ * @param label the consumer shown by the kernel and the broker (1-31 printable ASCII).
+ * @param s     settings, or NULL for the defaults (as-is).
+ * @return the request (managed), or NULL with errno set (see the error table).
+ */
+struct gpiobroker_request *gpiobroker_request(struct gpiobroker *b, const char *line,
+					      const char *label,
+					      const struct gpiobroker_line_settings *s);
+
+/**
+ * gpio_request_array(): request @p n lines atomically: either all are held, or
+ * none is when the error arrives. Index i of the request is @p lines[i].
+ * @param settings  NULL (all defaults) or @p n settings.
+ * @param flags     0 or GPIOBROKER_REQUEST_PERSISTENT.
+ * @return the request, or NULL with errno set.
+ */
+struct gpiobroker_request *gpiobroker_request_array(struct gpiobroker *b, size_t n,
+						    const char *const lines[],
+						    const struct gpiobroker_line_settings settings[],
+						    const char *label, unsigned int flags);
+
+/**
+ * Use an existing request by its object path, e.g. a persistent request made by
+ * another process of the same user (the broker decides whether this caller may use
+ * it; here nothing is checked but that it exists).
+ * @return a handle, or NULL with errno set (ENOENT: no such request).
+ */
+struct gpiobroker_request *gpiobroker_request_open(struct gpiobroker *b, const char *path);
+
+/**
+ * gpio_free(): release the lines (they are back with the kernel when this returns)
+ * and free the handle. The handle is freed even if the release fails.
+ * May be called from the request's own event handler. NULL is ignored (returns 0).
+ * @return 0, or a negative errno if the broker refused (the error is then on the
+ * connection: gpiobroker_last_error_name()).
+ */
+int gpiobroker_free(struct gpiobroker_request *req);
+
+/**
+ * Free the handle but leave the request held: a persistent request stays until
+ * someone releases it, a managed one until the connection closes. NULL is ignored.
+ */
+void gpiobroker_request_close(struct gpiobroker_request *req);
+
+/** The request's object path ("/org/gpiodbroker1/request/N"); valid while @p req is. */
+const char *gpiobroker_request_get_path(const struct gpiobroker_request *req);
+
+/** Number of lines in the request. */
+size_t gpiobroker_request_get_num_lines(const struct gpiobroker_request *req);
+
+/** Chip name ("gpiochipN") of line @p index, or NULL (errno EINVAL) if out of range. */
+const char *gpiobroker_request_get_chip(const struct gpiobroker_request *req, size_t index);
+
+/** Offset of line @p index on its chip, or -EINVAL. */
+int gpiobroker_request_get_offset(const struct gpiobroker_request *req, size_t index);
+
+/** Whether the request is persistent. */
+bool gpiobroker_request_is_persistent(const struct gpiobroker_request *req);
+
+/** The connection the request handle belongs to. */
+struct gpiobroker *gpiobroker_request_get_broker(const struct gpiobroker_request *req);
+
+/** @} */
+
+/** @defgroup values Directions and values
+ * Values are logical (active_low applied) 0 or 1.
+ * @{ */
+
+/** gpio_direction_input(): line @p index becomes an input. 0 or -errno. */
+int gpiobroker_direction_input(struct gpiobroker_request *req, unsigned int index);
+
+/** gpio_direction_output(): line @p index becomes an output driven to @p value, in one step. */
+int gpiobroker_direction_output(struct gpiobroker_request *req, unsigned int index, int value);
+
+/** gpio_get_value(): 0 or 1, or -errno. */
+int gpiobroker_get_value(struct gpiobroker_request *req, unsigned int index);
+
+/** gpio_set_value(): 0 or -errno (-EPERM, NotOutput, on an input). */
+int gpiobroker_set_value(struct gpiobroker_request *req, unsigned int index, int value);
+
+/**
+ * Read @p n lines at once. @p idx NULL: lines 0..n-1 (n may then be
+ * gpiobroker_request_get_num_lines()). @p values receives n values 0/1.
+ * @return 0 or -errno.
+ */
+int gpiobroker_get_values(struct gpiobroker_request *req, size_t n, const unsigned int idx[],
+			  int values[]);
+
+/** Set @p n lines at once (all or none); @p idx NULL: lines 0..n-1. 0 or -errno. */
+int gpiobroker_set_values(struct gpiobroker_request *req, size_t n, const unsigned int idx[],
+			  const int values[]);
+
+/**
+ * Change settings of @p n lines (@p idx NULL: lines 0..n-1). Only the fields of
+ * @p settings[i] that differ from the defaults are changed (see
+ * gpiobroker_line_settings); switching to output takes settings[i].value.
+ * @return 0 or -errno.
+ */
+int gpiobroker_reconfigure(struct gpiobroker_request *req, size_t n, const unsigned int idx[],
+			   const struct gpiobroker_line_settings settings[]);
+
+/** @} */
+
+/** @defgroup events Edge events (gpio_to_irq)
+ * @{ */
+
+/** What an event reports. */
+enum gpiobroker_event_type {
+	GPIOBROKER_EVENT_EDGE = 1,   /**< an edge on a line of the request */
+	GPIOBROKER_EVENT_CHIP_GONE,  /**< a chip of the request was unplugged; only release works now */
+	GPIOBROKER_EVENT_REVOKED,    /**< a policy reload revoked the request; it is gone */
+	GPIOBROKER_EVENT_BROKER_GONE,/**< the broker left the bus; the request is gone */
+};
+
+/** One event, passed to the handler (opaque; valid only during the call). */
+struct gpiobroker_event;
+
+/**
+ * Event handler. Runs from gpiobroker_process() (or the attached sd-event loop).
+ * It may call anything on the request, including gpiobroker_free(req).
+ */
+typedef void (*gpiobroker_irq_handler)(struct gpiobroker_request *req,
+				       const struct gpiobroker_event *ev, void *userdata);
+
+/**
+ * gpio_to_irq() + request_irq(): deliver the request's events to @p handler.
+ * Edges are those asked for in the settings (edge != NONE). For a persistent
+ * request this also makes this connection the receiver of its events (Subscribe).
+ * Replaces a previous handler; @p handler NULL stops delivery (events are then
+ * counted as lost to the next handler).
+ *
+ * Edge events that arrived before a handler was set are not delivered; they are
+ * counted in the next event's lost count. For a request made by this handle, loss
+ * counts from the first event; for one opened with gpiobroker_request_open(), from
+ * the first event after this call (earlier history belongs to someone else).
+ * @return 0 or -errno.
+ */
+int gpiobroker_to_irq(struct gpiobroker_request *req, gpiobroker_irq_handler handler,
+		      void *userdata);
+
+/** The event's type. */
+enum gpiobroker_event_type gpiobroker_event_get_type(const struct gpiobroker_event *ev);
+/** EDGE: index of the line in the request. */
+unsigned int gpiobroker_event_get_index(const struct gpiobroker_event *ev);
+/** EDGE: offset of the line on its chip. */
+unsigned int gpiobroker_event_get_offset(const struct gpiobroker_event *ev);
+/** EDGE: GPIOBROKER_EDGE_RISING or GPIOBROKER_EDGE_FALLING. */
+enum gpiobroker_edge gpiobroker_event_get_edge(const struct gpiobroker_event *ev);
+/** EDGE: the kernel's timestamp in ns (clock: the line's event_clock). */
+uint64_t gpiobroker_event_get_timestamp_ns(const struct gpiobroker_event *ev);
+/** EDGE: the kernel's sequence number of the event in its chip request. */
+uint64_t gpiobroker_event_get_global_seqno(const struct gpiobroker_event *ev);
+/** EDGE: the kernel's sequence number of the event on its line. */
+uint64_t gpiobroker_event_get_line_seqno(const struct gpiobroker_event *ev);
+/** EDGE: the broker's sequence number of the event in this request (1, 2, ...). */
+uint64_t gpiobroker_event_get_seqno(const struct gpiobroker_event *ev);
+/**
+ * EDGE: events lost just before this one: those the broker reported lost
+ * (EventsLost: the kernel's buffer overflowed) plus gaps in the broker's seqno
+ * (lost on the bus, or arrived while no handler was set). 0 normally.
+ */
+uint64_t gpiobroker_event_get_lost(const struct gpiobroker_event *ev);
+/** CHIP_GONE: the chip's name; REVOKED: the broker's reason; otherwise NULL. */
+const char *gpiobroker_event_get_detail(const struct gpiobroker_event *ev);
+
+/** Total events lost so far as seen by this handle (the sum of the lost counts). */
+uint64_t gpiobroker_request_get_events_lost(const struct gpiobroker_request *req);
+
+/** @} */
+
+/** @defgroup loop Event-loop integration
+ * @{ */
+
+/** The connection's file descriptor, to poll. */
+int gpiobroker_get_fd(struct gpiobroker *b);
+/** The poll events (POLLIN, POLLOUT) to wait for on gpiobroker_get_fd(). */
+int gpiobroker_get_events(struct gpiobroker *b);
+/**
+ * When to call gpiobroker_process() at the latest, as an absolute CLOCK_MONOTONIC
+ * time in µs (UINT64_MAX: no timeout; 0: now), as sd_bus_get_timeout().
+ * @return 0 or -errno.
+ */
+int gpiobroker_get_timeout(struct gpiobroker *b, uint64_t *usec);
+/**
+ * Process everything pending on the connection, running event handlers.
+ * Does not block. @return number of messages processed, or -errno.
+ */
+int gpiobroker_process(struct gpiobroker *b);
+/**
+ * Wait at most @p timeout_us (UINT64_MAX: forever) for something to process.
+ * @return >0 ready, 0 timed out, -errno.
+ */
+int gpiobroker_wait(struct gpiobroker *b, uint64_t timeout_us);
+/**
+ * Attach the connection to an sd-event loop (NULL: the thread's default) at
+ * @p priority. Unlike sd-bus's default, the connection stays open when the loop
+ * exits (so managed requests stay held until gpiobroker_close()).
+ */
+int gpiobroker_attach_event(struct gpiobroker *b, struct sd_event *e, int priority);
+/** Detach it again. */
+int gpiobroker_detach_event(struct gpiobroker *b);
+
+/** @} */
+
+/** @defgroup lookup Lines and requests
+ * @{ */
+
+/**
+ * Manager.FindLine(): resolve a line reference without requesting it.
+ * @param path,chip  NULL or receive malloc'ed strings (line object path, chip name).
+ * @param offset     NULL or receives the offset.
+ * @return 0 or -errno (-ENOENT: no such line).
+ */
+int gpiobroker_find_line(struct gpiobroker *b, const char *line, char **path, char **chip,
+			 unsigned int *offset);
+
+/** One entry of gpiobroker_list_requests(). */
+struct gpiobroker_request_info {
+	char *path;       /**< request object path */
+	char *label;      /**< its label */
+	bool persistent;  /**< persistent or managed */
+	uid_t owner_uid;  /**< owner's uid */
+	char *owner;      /**< owner's unique bus name, "" if none (persistent, unsubscribed) */
+};
+
+/**
+ * Manager.ListRequests(). @p out receives an array to free with
+ * gpiobroker_request_info_free(). @return the number of entries, or -errno.
+ */
+int gpiobroker_list_requests(struct gpiobroker *b, struct gpiobroker_request_info **out);
+
+/** Free what gpiobroker_list_requests() returned. */
+void gpiobroker_request_info_free(struct gpiobroker_request_info *info, size_t n);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
