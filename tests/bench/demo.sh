@@ -1,6 +1,7 @@
 #!/bin/sh
 # The README's demo, run inside the bench by tools/demo: gpiod-broker on a
-# simulated chip, driven with busctl, an edge event arriving at a client.
+# simulated chip, driven with gpiobrokerctl (and busctl, to show the D-Bus
+# objects), edge events arriving at an example libgpiobroker program.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${GB_DEMO_BUILD:?}
@@ -36,56 +37,61 @@ for i in $(seq 100); do busctl --system list 2>/dev/null | grep -q '^org.gpiodbr
 run busctl --system tree org.gpiodbroker1 | head -8
 echo "  ..."
 
+ctl="$build/client/gpiobrokerctl"
 say "Lines are found by alias or name; no numbers in applications"
-run busctl --system call org.gpiodbroker1 /org/gpiodbroker1 org.gpiodbroker1.Manager FindLine s porch-light
+run "$ctl" find porch-light
+run "$ctl" info demo
 
 say "gb-bob may not have it: the policy says which rule is missing"
-AS=gb-bob run busctl --system call org.gpiodbroker1 /org/gpiodbroker1 org.gpiodbroker1.Manager \
-	Request 'sa(sa{sv})a{sv}' bobs-light 1 porch-light 1 direction s output 0
+AS=gb-bob run "$ctl" set porch-light=1
+echo "(exit code $?: permission denied)"
 
-say "gb-alice requests it as an output, initially on, persistent (busctl exits between calls)"
-AS=gb-alice run busctl --system call org.gpiodbroker1 /org/gpiodbroker1 org.gpiodbroker1.Manager \
-	Request 'sa(sa{sv})a{sv}' porch-light 1 porch-light 2 direction s output value b true 1 persistent b true
+say "gb-alice turns the light on; the value stays after the command (persistent, like sysfs)"
+AS=gb-alice run "$ctl" set --label porch-light porch-light=1
 echo "simulator: led is driven to $(sim_value demo 0)"
 
 say "The line object shows who holds it; the kernel sees the label as consumer"
+run "$ctl" info porch-light
 run busctl --system get-property org.gpiodbroker1 /org/gpiodbroker1/chip/$chip/line0 \
 	org.gpiodbroker1.Line Alias Used Consumer Direction Request
 run gpioinfo -c "$chip" 0 2>/dev/null || true
 
-say "Drive it off, then read it back"
-AS=gb-alice run busctl --system call org.gpiodbroker1 /org/gpiodbroker1/request/1 \
-	org.gpiodbroker1.Request SetValues 'a(ub)' 1 0 false
+say "Drive it off, then read it back; list the requests"
+AS=gb-alice run "$ctl" set porch-light=0
 echo "simulator: led is driven to $(sim_value demo 0)"
-AS=gb-alice run busctl --system call org.gpiodbroker1 /org/gpiodbroker1/request/1 \
-	org.gpiodbroker1.Request GetValues au 0
+AS=gb-alice run "$ctl" get porch-light
+run "$ctl" requests
 
 say "Another user may not touch gb-alice's request"
 AS=gb-bob run busctl --system call org.gpiodbroker1 /org/gpiodbroker1/request/1 \
 	org.gpiodbroker1.Request SetValues 'a(ub)' 1 0 true
 
-say "gb-alice (in group gb-gpio) watches the doorbell for edges; the simulator presses it twice"
-AS=gb-alice run "$build/docs/examples/watch-edges" doorbell 4 > /run/demo-watch.out &
+say "gb-alice (group gb-gpio) runs an example libgpiobroker program on the doorbell; the simulator presses it twice"
+printf '\033[36mgb-alice$ %s\033[0m\n' "client/examples/watch-irq doorbell 4"
+setpriv --reuid=gb-alice --regid=gb-alice --init-groups -- "$build/client/examples/watch-irq" doorbell 4 > /run/demo-watch.out &
 watcher=$!
-for i in $(seq 200); do grep -q watching /run/demo-watch.out 2>/dev/null && break; sleep 0.05; done
-cat /run/demo-watch.out
+for i in $(seq 200); do [ "$("$ctl" info doorbell 2>/dev/null | grep -c watch-irq)" -gt 0 ] && break; sleep 0.05; done
 for level in pull-up pull-down pull-up pull-down; do
 	echo "simulator: button $level"
 	sim_pull demo 1 "$level"
 	sleep 0.1
 done
 wait "$watcher"
-tail -n +2 /run/demo-watch.out
+cat /run/demo-watch.out
+
+say "The same with the CLI, machine-readable"
+AS=gb-alice run "$ctl" monitor --count 2 --format json doorbell &
+mon=$!
+for i in $(seq 200); do [ "$("$ctl" info doorbell 2>/dev/null | grep -c gpiobrokerctl)" -gt 0 ] && break; sleep 0.05; done
+for level in pull-up pull-down; do sim_pull demo 1 "$level"; sleep 0.1; done
+wait "$mon"
 
 say "Release: the line goes to its safe state (output-low) and back to the kernel"
-AS=gb-alice run busctl --system call org.gpiodbroker1 /org/gpiodbroker1/request/1 \
-	org.gpiodbroker1.Request SetValues 'a(ub)' 1 0 true
+AS=gb-alice run "$ctl" set porch-light=1
 echo "simulator: led is driven to $(sim_value demo 0)"
-AS=gb-alice run busctl --system call org.gpiodbroker1 /org/gpiodbroker1/request/1 \
-	org.gpiodbroker1.Request Release
+AS=gb-alice run "$ctl" release porch-light
 echo "simulator: led is driven to $(sim_value demo 0)"
-run busctl --system get-property org.gpiodbroker1 /org/gpiodbroker1/chip/$chip/line0 \
-	org.gpiodbroker1.Line Used
+run "$ctl" info porch-light
 
 kill "$broker"
 wait "$broker"
