@@ -458,11 +458,97 @@ static void print_line(const struct lineinfo *l)
 	printf("\n");
 }
 
+/* Append a string array variant's items to buf as "a,b,c". */
+static int read_strv(sd_bus_message *m, char *buf, size_t size)
+{
+	const char *item;
+	size_t len = 0;
+	int r;
+
+	buf[0] = '\0';
+	r = sd_bus_message_enter_container(m, 'a', "s");
+	if (r < 0)
+		return r;
+	while ((r = sd_bus_message_read(m, "s", &item)) > 0) {
+		int n = snprintf(buf + len, size - len, "%s%s", len ? "," : "", item);
+
+		if (n > 0 && (size_t)n < size - len)
+			len += (size_t)n;
+	}
+	if (r < 0)
+		return r;
+	return sd_bus_message_exit_container(m);
+}
+
+/* What the policy lets the caller do with a line (Manager.GetAccess), printed under
+ * the line by "info LINE", so a denial is explained before it is hit. */
+static void print_access(const char *line_path)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	char directions[128] = "", edges[128] = "", entry[512] = "", reason[512] = "";
+	int may_use = 0, persistent = 0, bypass = 0, r;
+
+	r = sd_bus_call_method(gpiobroker_get_bus(B), GB_NAME, GB_ROOT, GB_NAME ".Manager",
+			       "GetAccess", &e, &reply, "s", line_path);
+	if (r < 0) {
+		printf("\t\taccess: unknown (%s)\n", e.message ? e.message : strerror(-r));
+		goto out;
+	}
+	r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+	while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+		const char *key, *str;
+
+		r = sd_bus_message_read(reply, "s", &key);
+		if (r < 0)
+			break;
+		if (strcmp(key, "may-use") == 0 || strcmp(key, "persistent") == 0 ||
+		    strcmp(key, "root-bypass") == 0)
+			r = sd_bus_message_read(reply, "v", "b",
+						key[0] == 'm' ? &may_use :
+						key[0] == 'p' ? &persistent : &bypass);
+		else if (strcmp(key, "entry") == 0 || strcmp(key, "reason") == 0) {
+			r = sd_bus_message_read(reply, "v", "s", &str);
+			if (r >= 0)
+				snprintf(key[0] == 'e' ? entry : reason, sizeof(entry), "%s", str);
+		} else if (strcmp(key, "directions") == 0 || strcmp(key, "edges") == 0) {
+			r = sd_bus_message_enter_container(reply, 'v', "as");
+			if (r >= 0)
+				r = read_strv(reply, key[0] == 'd' ? directions : edges, sizeof(edges));
+			if (r >= 0)
+				r = sd_bus_message_exit_container(reply);
+		} else
+			r = sd_bus_message_skip(reply, "v");
+		if (r >= 0)
+			r = sd_bus_message_exit_container(reply);
+	}
+	if (r < 0) {
+		printf("\t\taccess: unknown (unexpected reply: %s)\n", strerror(-r));
+		goto out;
+	}
+	if (may_use) {
+		printf("\t\taccess: allowed");
+		if (*entry)
+			printf(" by %s: directions=%s edges=%s persistent=%s", entry,
+			       *directions ? directions : "-", *edges ? edges : "none",
+			       persistent ? "yes" : "no");
+		else if (bypass)
+			printf(" (root bypass)");
+		printf("\n");
+	} else
+		printf("\t\taccess: denied: %s\n", *reason ? reason : "no policy entry allows it");
+out:
+	sd_bus_error_free(&e);
+	sd_bus_message_unref(reply);
+}
+
 static const char usage_info[] = "gpiobrokerctl info [LINE|CHIP]...";
 static const char help_info[] =
 	"Show chips and their lines: name, direction, flags, alias, and who holds each\n"
 	"line: the kernel's consumer, and the broker's request and label. With no argument:\n"
-	"every chip. A CHIP is a chip's name or label; anything else is a line reference.\n";
+	"every chip. A CHIP is a chip's name or label; anything else is a line reference,\n"
+	"and for those lines \"access:\" says what the policy lets the caller do with it\n"
+	"(the covering entry, or why not).\n";
 
 static int cmd_info(int argc, char **argv)
 {
@@ -507,8 +593,11 @@ static int cmd_info(int argc, char **argv)
 					show = strcmp(path, l->path) == 0;
 				free(path);
 			}
-			if (show)
+			if (show) {
 				print_line(l);
+				if (!whole)
+					print_access(l->path);
+			}
 		}
 	}
 	/* Arguments that name nothing are errors, reported with the broker's words. */

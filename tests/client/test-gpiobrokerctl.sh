@@ -65,6 +65,14 @@ contains "info shows the request and label" 'request=/org/gpiodbroker1/request/1
 contains "info has the chip header" "$chip - 6 lines [gbcli]:" "$out"
 run gb-carol info gbcli
 check "info CHIP lists all its lines" 7 "$(printf '%s\n' "$out" | wc -l)"
+run gb-carol info lamp
+contains "info LINE: the policy's answer for a user it leaves out" \
+	"access: denied: uid 60003 is not among the users or groups of [group bench] (/run/gb-cli-policy/10-cli.conf:1)" "$out"
+run gb-alice info fan
+contains "info LINE: the covering entry and what it allows" \
+	"access: allowed by [group bench] (/run/gb-cli-policy/10-cli.conf:1): directions=input,output edges=none,rising,falling,both persistent=yes" "$out"
+run gb-alice info "$chip:5"
+contains "info LINE: no entry covers it" "access: denied: " "$out"
 
 run gb-alice set lamp=0
 check "set on own persistent request: no new request" "" "$out"
