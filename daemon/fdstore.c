@@ -895,7 +895,8 @@ void fdstore_restore(Broker *b)
 	}
 	if (d)
 		closedir(d);
-	qsort(ids, n_ids, sizeof(*ids), cmp_u64);
+	if (n_ids)
+		qsort(ids, n_ids, sizeof(*ids), cmp_u64);
 	for (size_t i = 0; i < n_ids; i++) {
 		char path[PATH_MAX];
 
