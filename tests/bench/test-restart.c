@@ -364,7 +364,7 @@ static bool log_has(const char *needle)
 
 START_TEST(test_corrupt_state)
 {
-	sd_bus *alice = gb_connect(UID_ALICE), *root = gb_connect(0);
+	sd_bus *alice = gb_connect(UID_ALICE), *root;
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	char *path = NULL, *path2 = NULL, *path3 = NULL;
 	FILE *f;
@@ -383,6 +383,7 @@ START_TEST(test_corrupt_state)
 	ck_assert_int_eq(unlink(STATE_DIR "/request-2"), 0);
 	gb_harness_set_log(h, LOG_FILE);
 	broker = gb_harness_start(h, POLICY, args, true);
+	root = gb_connect(0);
 
 	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
 	ck_assert(gb_harness_wait_removed(h, "gbreq-2-0", 5000));
