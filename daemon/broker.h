@@ -64,6 +64,11 @@ struct Broker {
 
 	char *policy_dir;
 	struct gb_policy *policy; /* never NULL: empty means deny all (but root) */
+
+	/* fdstore.c: surviving a restart */
+	char *state_dir;          /* where request metadata is kept */
+	bool fdstore;             /* a service manager takes fds (NOTIFY_SOCKET) */
+	bool record;              /* write metadata (fd store, or --state-dir given) */
 };
 
 struct Line {
@@ -99,6 +104,7 @@ struct ReqChip {
 	sd_event_source *event_source;
 	struct gpiod_edge_event_buffer *events;
 	uint64_t last_global_seqno;
+	bool seqno_unknown;             /* adopted: the old broker's last seqno is lost */
 };
 
 struct ReqLine {
@@ -130,6 +136,8 @@ struct Request {
 	uint64_t events_sent;       /* broker sequence number of the last Event signal */
 	uint64_t events_lost;
 	bool chip_gone;
+	bool stored;                /* its fds are in the fd store / metadata on disk */
+	char *owner_name;           /* fdstore.c, while restoring: the recorded owner */
 };
 
 struct Client {
@@ -167,6 +175,8 @@ int request_reconfigure(Request *r, const struct gb_caller *caller, unsigned int
 			const unsigned int *idx, const struct gb_line_config *updates,
 			sd_bus_error *error);
 void request_chip_gone(Request *r, Chip *c);
+/** Make a request built outside request_new() (fdstore.c) live: bus object, lines. */
+int request_link(Request *r, Client *owner);
 Request *request_find(Broker *b, const char *path);
 int request_add_vtables(Broker *b);
 int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error);
@@ -192,6 +202,8 @@ void clients_stop(Broker *b);
 int client_get(Broker *b, sd_bus_message *m, Client **ret, sd_bus_error *error);
 void client_attach_request(Client *c, Request *r);
 void client_detach_request(Client *c, Request *r);
+/** The Client for a unique name, asking the bus for its credentials if new. */
+int client_get_by_name(Broker *b, const char *name, Client **ret, sd_bus_error *error);
 
 /* manager.c */
 int manager_add_vtables(Broker *b);

@@ -139,11 +139,17 @@ static int query_credentials(sd_bus *bus, const char *name, Client *c)
 int client_get(Broker *b, sd_bus_message *m, Client **ret, sd_bus_error *error)
 {
 	const char *sender = sd_bus_message_get_sender(m);
-	Client *c;
-	int r;
 
 	if (!sender)
 		return sd_bus_error_set(error, GB_ERROR_PERMISSION, "caller has no bus name");
+	return client_get_by_name(b, sender, ret, error);
+}
+
+int client_get_by_name(Broker *b, const char *sender, Client **ret, sd_bus_error *error)
+{
+	Client *c;
+	int r;
+
 	c = hashmap_get(b->clients, sender);
 	if (c) {
 		*ret = c;

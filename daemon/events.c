@@ -85,7 +85,9 @@ static int on_edge(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 		int idx = line_index(r, rc, ev[i].offset);
 		int ret;
 
-		if (gseq > rc->last_global_seqno + 1)
+		if (rc->seqno_unknown)
+			rc->seqno_unknown = false; /* adopted (fdstore.c): no gap to measure */
+		else if (gseq > rc->last_global_seqno + 1)
 			count_lost(r, gseq - rc->last_global_seqno - 1);
 		rc->last_global_seqno = gseq;
 		if (idx < 0)

@@ -16,12 +16,14 @@
 #include <systemd/sd-daemon.h>
 
 #include "broker.h"
+#include "fdstore.h"
 #include "log.h"
 #include "macro.h"
 
 static const char *arg_bus = "system";
 static const char *arg_dev_dir = "/dev";
 static const char *arg_policy_dir = SYSCONFDIR "/gpiod-broker/policy.d";
+static const char *arg_state_dir = NULL;
 
 static void help(void)
 {
@@ -33,14 +35,19 @@ static void help(void)
 	       "     --bus=BUS           system (default), session, or a D-Bus address\n"
 	       "     --log-level=LEVEL   err, warning, notice, info (default) or debug\n"
 	       "     --dev-dir=DIR       where gpiochip device nodes appear (default /dev)\n"
-	       "     --policy-dir=DIR    policy files (default %s)\n\n"
-	       "SIGHUP reloads the policy; SIGTERM releases every line and exits.\n",
+	       "     --policy-dir=DIR    policy files (default %s)\n"
+	       "     --state-dir=DIR     keep request state here for a restart (default\n"
+	       "                         $RUNTIME_DIRECTORY, else /run/gpiod-broker)\n\n"
+	       "SIGHUP reloads the policy; SIGTERM releases every line and exits. Killed or\n"
+	       "crashed under systemd, the broker leaves its lines as they are and the next\n"
+	       "one takes them over (fd store).\n",
 	       GB_BUS_NAME, arg_policy_dir);
 }
 
 static int parse_argv(int argc, char **argv)
 {
-	enum { ARG_VERSION = 0x100, ARG_BUS, ARG_LOG_LEVEL, ARG_DEV_DIR, ARG_POLICY_DIR };
+	enum { ARG_VERSION = 0x100, ARG_BUS, ARG_LOG_LEVEL, ARG_DEV_DIR, ARG_POLICY_DIR,
+	       ARG_STATE_DIR };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -48,6 +55,7 @@ static int parse_argv(int argc, char **argv)
 		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
 		{ "dev-dir", required_argument, NULL, ARG_DEV_DIR },
 		{ "policy-dir", required_argument, NULL, ARG_POLICY_DIR },
+		{ "state-dir", required_argument, NULL, ARG_STATE_DIR },
 		{}
 	};
 	int c, l;
@@ -76,6 +84,9 @@ static int parse_argv(int argc, char **argv)
 			break;
 		case ARG_POLICY_DIR:
 			arg_policy_dir = optarg;
+			break;
+		case ARG_STATE_DIR:
+			arg_state_dir = optarg;
 			break;
 		default:
 			return -EINVAL;
@@ -132,6 +143,7 @@ static void broker_done(Broker *b)
 		request_free(b->request_list, "broker shutting down");
 	clients_stop(b);
 	chips_stop(b);
+	fdstore_done(b);
 	hashmap_free(b->requests);
 	hashmap_free(b->clients);
 	gb_policy_free(b->policy);
@@ -150,6 +162,10 @@ static int broker_run(Broker *b)
 	b->policy = gb_policy_new(); /* deny all until the policy is loaded */
 	if (!b->requests || !b->clients || !b->policy)
 		return log_error_errno(ENOMEM, "out of memory");
+
+	r = fdstore_init(b, arg_state_dir);
+	if (r < 0)
+		return log_error_errno(r, "out of memory");
 
 	r = sd_event_default(&b->event);
 	if (r < 0)
@@ -201,6 +217,9 @@ static int broker_run(Broker *b)
 		return log_error_errno(r, "cannot own %s on the %s bus: %m (is another broker "
 				       "running, or does the bus policy not allow this user?)",
 				       GB_BUS_NAME, arg_bus);
+	/* With the name ours but no message dispatched yet: a client's first call is
+	 * answered with the old broker's requests already back. */
+	fdstore_restore(b);
 	sd_notify(0, "READY=1\nSTATUS=Serving GPIO chips");
 	log_info("%s ready on the %s bus", PACKAGE_STRING, arg_bus);
 

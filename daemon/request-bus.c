@@ -15,6 +15,7 @@
 
 #include "broker.h"
 #include "errors.h"
+#include "fdstore.h"
 #include "linespec.h"
 #include "log.h"
 #include "macro.h"
@@ -503,6 +504,7 @@ static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *err
 		client_detach_request(r->client, r);
 	if (r->client != c) {
 		client_attach_request(c, r);
+		fdstore_request_changed(r); /* the subscriber comes back after a restart */
 		sd_bus_emit_properties_changed(r->broker->bus, r->path, GB_IFACE_REQUEST, "Owner", NULL);
 	}
 	return sd_bus_reply_method_return(m, NULL);

@@ -16,6 +16,7 @@
 
 #include "broker.h"
 #include "errors.h"
+#include "fdstore.h"
 #include "log.h"
 #include "line-request.h"
 #include "macro.h"
@@ -173,8 +174,13 @@ static void request_unlink(Request *r)
 
 static void request_destroy(Request *r)
 {
-	for (unsigned int i = 0; r->chips && i < r->n_chips; i++) {
+	for (unsigned int i = 0; r->chips && i < r->n_chips; i++)
 		reqchip_apply_safe_state(&r->chips[i]);
+	/* The fd store holds a copy of each fd: it must let go before ours is closed,
+	 * or the kernel keeps the lines requested. */
+	if (r->stored)
+		fdstore_request_removed(r);
+	for (unsigned int i = 0; r->chips && i < r->n_chips; i++) {
 		reqchip_release(&r->chips[i]);
 		gpiod_edge_event_buffer_free(r->chips[i].events);
 		free(r->chips[i].chip_name);
@@ -187,6 +193,7 @@ static void request_destroy(Request *r)
 	free(r->groups);
 	free(r->label);
 	free(r->path);
+	free(r->owner_name);
 	free(r);
 }
 
@@ -274,23 +281,35 @@ int request_new(Broker *b, Client *owner, const char *label, bool persistent,
 		}
 	}
 
-	for (unsigned int i = 0; i < n; i++)
-		lines[i]->holder = r;
-	ret_code = hashmap_put(b->requests, r->path, r);
+	ret_code = request_link(r, owner);
 	if (ret_code < 0) {
 		request_destroy(r);
 		return ret_code;
 	}
+	fdstore_request_added(r);
+	log_info("request %s (\"%s\"): %u line(s) for %s uid %u%s", r->path, r->label, n,
+		 owner->name, (unsigned)r->uid, persistent ? ", persistent" : "");
+	*ret = r;
+	return 0;
+}
+
+int request_link(Request *r, Client *owner)
+{
+	Broker *b = r->broker;
+	int ret = hashmap_put(b->requests, r->path, r);
+
+	if (ret < 0)
+		return ret;
+	for (unsigned int i = 0; i < r->n_lines; i++)
+		if (r->lines[i].line)
+			r->lines[i].line->holder = r;
 	r->next = b->request_list;
 	if (r->next)
 		r->next->prev = r;
 	b->request_list = r;
-	client_attach_request(owner, r);
-
+	if (owner)
+		client_attach_request(owner, r);
 	sd_bus_emit_object_added(b->bus, r->path);
-	log_info("request %s (\"%s\"): %u line(s) for %s uid %u%s", r->path, r->label, n,
-		 owner->name, (unsigned)r->uid, persistent ? ", persistent" : "");
-	*ret = r;
 	return 0;
 }
 
@@ -315,6 +334,8 @@ void request_chip_gone(Request *r, Chip *c)
 
 	for (unsigned int k = 0; k < r->n_chips; k++)
 		if (r->chips[k].chip == c) {
+			if (r->stored)
+				fdstore_reqchip_gone(&r->chips[k]);
 			reqchip_release(&r->chips[k]);
 			r->chips[k].chip = NULL;
 		}
@@ -495,6 +516,7 @@ int request_reconfigure(Request *r, const struct gb_caller *caller, unsigned int
 			return ret;
 		}
 	}
+	fdstore_request_changed(r);
 	return 0;
 revert:
 	for (unsigned int i = 0; i < r->n_lines; i++)

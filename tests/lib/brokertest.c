@@ -107,6 +107,14 @@ pid_t gb_broker_start(const char *extra_arg)
 
 pid_t gb_broker_start_policy(const char *policy, const char *extra_arg)
 {
+	const char *extra[2] = { extra_arg, NULL };
+
+	return gb_broker_spawn(policy, extra, NULL, NULL, NULL);
+}
+
+pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
+		      void (*child_setup)(void *userdata), void *userdata, char **envp)
+{
 	sd_bus *bus;
 	long deadline;
 	FILE *f;
@@ -119,8 +127,11 @@ pid_t gb_broker_start_policy(const char *policy, const char *extra_arg)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		const char *argv[12];
+		const char *argv[16];
 		int n = 0;
+
+		if (child_setup)
+			child_setup(userdata);
 
 		if (getenv("GB_TEST_VALGRIND")) {
 			argv[n++] = "valgrind";
@@ -133,10 +144,12 @@ pid_t gb_broker_start_policy(const char *policy, const char *extra_arg)
 		argv[n++] = GB_BROKER_BIN;
 		argv[n++] = "--log-level=debug";
 		argv[n++] = "--policy-dir=" GB_TEST_POLICY_DIR;
-		if (extra_arg)
-			argv[n++] = extra_arg;
+		for (int i = 0; extra_args && extra_args[i] && n < 15; i++)
+			argv[n++] = extra_args[i];
 		argv[n] = NULL;
-		execvp(argv[0], (char **)argv);
+		/* execvpe, not setenv: the parent may have threads (notify-harness.c), so
+		 * the child does nothing that could need a lock between fork and exec. */
+		execvpe(argv[0], (char **)argv, envp ? envp : environ);
 		_exit(127);
 	}
 	f = fopen(PIDFILE, "we");

@@ -33,6 +33,13 @@
 pid_t gb_broker_start(const char *extra_arg);
 /** The same with @p policy as the only policy file (written to GB_TEST_POLICY_DIR). */
 pid_t gb_broker_start_policy(const char *policy, const char *extra_arg);
+/**
+ * The general form: up to 8 @p extra_args (NULL-terminated, may be NULL);
+ * @p child_setup runs in the child between fork and exec (async-signal-safe code
+ * only); @p envp NULL: the test's environment.
+ */
+pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
+		      void (*child_setup)(void *userdata), void *userdata, char **envp);
 /** Replace the policy file (then SIGHUP or ReloadPolicy). */
 void gb_policy_write(const char *policy);
 

@@ -29,7 +29,8 @@ else
 fi
 
 for key in Type=notify WatchdogSec= User=gpiod-broker DevicePolicy=closed \
-	   "DeviceAllow=char-gpiochip rw" ProtectSystem=strict Restart=on-failure BusName=org.gpiodbroker1; do
+	   "DeviceAllow=char-gpiochip rw" ProtectSystem=strict Restart=on-failure BusName=org.gpiodbroker1 \
+	   FileDescriptorStoreMax= RuntimeDirectory=gpiod-broker RuntimeDirectoryPreserve=yes; do
 	if grep -q "^$key" "$work/gpiod-broker.service"; then ok "unit has $key"; else echo "missing" > "$work/out"; not_ok "unit has $key"; fi
 done
 echo "1..$n"
