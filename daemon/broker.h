@@ -38,6 +38,19 @@
 #define GB_MAX_LABEL_LEN         31
 #define GB_EVENT_BATCH           64
 
+/* Per-client limits (limits.c); defaults for a small board, 0 = no limit. Each
+ * managed request costs the broker one kernel line request (an fd) per chip. */
+#define GB_DEFAULT_MAX_REQUESTS_PER_CLIENT 64
+#define GB_DEFAULT_MAX_LINES_PER_CLIENT    512
+#define GB_DEFAULT_MAX_PERSISTENT_PER_UID  64
+
+struct gb_limits {
+	unsigned int max_requests_per_client; /* managed requests of one connection */
+	unsigned int max_lines_per_client;    /* lines in them */
+	unsigned int max_persistent_per_uid;  /* persistent requests owned by one uid */
+};
+extern struct gb_limits gb_limits;
+
 typedef struct Broker Broker;
 typedef struct Chip Chip;
 typedef struct Line Line;
@@ -204,6 +217,11 @@ void client_attach_request(Client *c, Request *r);
 void client_detach_request(Client *c, Request *r);
 /** The Client for a unique name, asking the bus for its credentials if new. */
 int client_get_by_name(Broker *b, const char *name, Client **ret, sd_bus_error *error);
+
+/* limits.c */
+/** LimitsExceeded if @p c may not make a request of @p n_lines more lines. */
+int limits_check_request(Broker *b, const Client *c, unsigned int n_lines, bool persistent,
+			 sd_bus_error *error);
 
 /* manager.c */
 int manager_add_vtables(Broker *b);

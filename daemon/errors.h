@@ -15,5 +15,6 @@
 #define GB_ERROR_CHIP_GONE     GB_ERROR_PREFIX "ChipGone"
 #define GB_ERROR_FAILED        GB_ERROR_PREFIX "Failed"
 #define GB_ERROR_POLICY        GB_ERROR_PREFIX "PolicyInvalid"
+#define GB_ERROR_LIMITS_EXCEEDED GB_ERROR_PREFIX "LimitsExceeded"
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 
 #include "broker.h"
@@ -37,17 +38,49 @@ static void help(void)
 	       "     --dev-dir=DIR       where gpiochip device nodes appear (default /dev)\n"
 	       "     --policy-dir=DIR    policy files (default %s)\n"
 	       "     --state-dir=DIR     keep request state here for a restart (default\n"
-	       "                         $RUNTIME_DIRECTORY, else /run/gpiod-broker)\n\n"
+	       "                         $RUNTIME_DIRECTORY, else /run/gpiod-broker)\n"
+	       "     --max-requests-per-client=N  managed requests one connection may hold (default %u)\n"
+	       "     --max-lines-per-client=N     lines in them (default %u)\n"
+	       "     --max-persistent-per-uid=N   persistent requests one uid may hold (default %u)\n"
+	       "                                  (0: no limit; root is not exempt)\n\n"
 	       "SIGHUP reloads the policy; SIGTERM releases every line and exits. Killed or\n"
 	       "crashed under systemd, the broker leaves its lines as they are and the next\n"
 	       "one takes them over (fd store).\n",
-	       GB_BUS_NAME, arg_policy_dir);
+	       GB_BUS_NAME, arg_policy_dir, GB_DEFAULT_MAX_REQUESTS_PER_CLIENT,
+	       GB_DEFAULT_MAX_LINES_PER_CLIENT, GB_DEFAULT_MAX_PERSISTENT_PER_UID);
+}
+
+static int parse_limit(const char *s, unsigned int *ret)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > 1000000)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* Each managed request holds a kernel line request fd per chip: with the limits
+ * above, many clients need more than the usual soft limit of 1024. The broker uses
+ * epoll only (no select()), so the soft limit may safely be raised to the hard one. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_warning_errno(errno, "cannot raise the open file limit: %m");
 }
 
 static int parse_argv(int argc, char **argv)
 {
 	enum { ARG_VERSION = 0x100, ARG_BUS, ARG_LOG_LEVEL, ARG_DEV_DIR, ARG_POLICY_DIR,
-	       ARG_STATE_DIR };
+	       ARG_STATE_DIR, ARG_MAX_REQUESTS, ARG_MAX_LINES, ARG_MAX_PERSISTENT };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -56,6 +89,9 @@ static int parse_argv(int argc, char **argv)
 		{ "dev-dir", required_argument, NULL, ARG_DEV_DIR },
 		{ "policy-dir", required_argument, NULL, ARG_POLICY_DIR },
 		{ "state-dir", required_argument, NULL, ARG_STATE_DIR },
+		{ "max-requests-per-client", required_argument, NULL, ARG_MAX_REQUESTS },
+		{ "max-lines-per-client", required_argument, NULL, ARG_MAX_LINES },
+		{ "max-persistent-per-uid", required_argument, NULL, ARG_MAX_PERSISTENT },
 		{}
 	};
 	int c, l;
@@ -88,6 +124,20 @@ static int parse_argv(int argc, char **argv)
 		case ARG_STATE_DIR:
 			arg_state_dir = optarg;
 			break;
+		case ARG_MAX_REQUESTS:
+		case ARG_MAX_LINES:
+		case ARG_MAX_PERSISTENT: {
+			unsigned int *dst = c == ARG_MAX_REQUESTS ? &gb_limits.max_requests_per_client :
+					    c == ARG_MAX_LINES ? &gb_limits.max_lines_per_client :
+					    &gb_limits.max_persistent_per_uid;
+
+			if (parse_limit(optarg, dst) < 0) {
+				log_error("invalid limit '%s' for --%s", optarg,
+					  options[c - ARG_VERSION + 1].name);
+				return -EINVAL;
+			}
+			break;
+		}
 		default:
 			return -EINVAL;
 		}
@@ -240,6 +290,7 @@ int main(int argc, char **argv)
 		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	b.dev_dir = (char *)arg_dev_dir;
 	b.policy_dir = (char *)arg_policy_dir;
+	raise_fd_limit();
 	r = broker_run(&b);
 	sd_notify(0, "STOPPING=1");
 	broker_done(&b);

@@ -179,6 +179,10 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	r = client_get(b, m, &client, error);
 	if (r < 0)
 		return r;
+	/* Limits before the policy: a caller over its limit is told so whatever it asks. */
+	r = limits_check_request(b, client, n, persistent, error);
+	if (r < 0)
+		return r;
 	client_caller(client, &caller);
 	for (unsigned int i = 0; i < n; i++) {
 		const struct gb_policy_entry *e;

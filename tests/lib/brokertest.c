@@ -25,7 +25,7 @@ const char *gb_broker_bin(void)
 
 int gb_slow(void)
 {
-	return getenv("GB_TEST_VALGRIND") ? 20 : 1;
+	return getenv("GB_TEST_VALGRIND") || getenv("GB_TEST_CALLGRIND") ? 20 : 1;
 }
 
 static long now_ms(void)
@@ -133,7 +133,16 @@ pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
 		if (child_setup)
 			child_setup(userdata);
 
-		if (getenv("GB_TEST_VALGRIND")) {
+		if (getenv("GB_TEST_CALLGRIND")) {
+			/* Instruction counts, repeatable where times are not (make bench). */
+			static char out[300];
+
+			snprintf(out, sizeof(out), "--callgrind-out-file=%s", getenv("GB_TEST_CALLGRIND"));
+			argv[n++] = "valgrind";
+			argv[n++] = "-q";
+			argv[n++] = "--tool=callgrind";
+			argv[n++] = out;
+		} else if (getenv("GB_TEST_VALGRIND")) {
 			argv[n++] = "valgrind";
 			argv[n++] = "-q";
 			argv[n++] = "--error-exitcode=97";

@@ -90,7 +90,8 @@ bool gb_wait_line_used(sd_bus *bus, const char *chip, unsigned int off, bool use
 /** Path of the broker binary under test. */
 const char *gb_broker_bin(void);
 
-/** Multiplier for timeouts (valgrind is ~20x slower). */
+/** Multiplier for timeouts (valgrind is ~20x slower). GB_TEST_CALLGRIND=FILE runs the
+ * broker under callgrind instead, writing its profile to FILE. */
 int gb_slow(void);
 
 #endif

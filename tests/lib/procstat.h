@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/**
+ * @file procstat.h
+ * @brief What /proc says about a process (the broker under test): memory, fds, CPU.
+ */
+#ifndef GB_TEST_PROCSTAT_H
+#define GB_TEST_PROCSTAT_H
+
+#include <sys/types.h>
+
+/** VmRSS in KiB, or -1. */
+long gb_proc_rss_kib(pid_t pid);
+/** A "Name: N kB" field of /proc/PID/status (RssAnon, RssFile...) in KiB, or -1. */
+long gb_proc_status_kib(pid_t pid, const char *field);
+/** Pss from /proc/PID/smaps_rollup in KiB (shared pages split among their users), or -1. */
+long gb_proc_pss_kib(pid_t pid);
+/** Number of open file descriptors (entries of /proc/PID/fd), or -1. */
+int gb_proc_fd_count(pid_t pid);
+/** utime + stime in nanoseconds (from clock ticks), or -1. */
+long long gb_proc_cpu_ns(pid_t pid);
+/** Raise this process's soft open-file limit to the hard one; returns the new soft limit. */
+long gb_raise_fd_limit(void);
+
+#endif
