@@ -83,6 +83,7 @@ static int errno_of(const sd_bus_error *e, int r)
 		{ GB_ERROR "NotOutput", EPERM },
 		{ GB_ERROR "ChipGone", ENODEV },
 		{ GB_ERROR "PolicyInvalid", EBADMSG },
+		{ GB_ERROR "LimitsExceeded", EDQUOT },
 		{ GB_ERROR "Failed", EIO },
 		{ "org.freedesktop.DBus.Error.UnknownObject", ENOENT },
 		{ "org.freedesktop.DBus.Error.UnknownMethod", ENOENT },

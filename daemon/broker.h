@@ -82,6 +82,7 @@ struct Broker {
 	char *state_dir;          /* where request metadata is kept */
 	bool fdstore;             /* a service manager takes fds (NOTIFY_SOCKET) */
 	bool record;              /* write metadata (fd store, or --state-dir given) */
+	bool handover;            /* stopping for a restart: leave stored lines as they are */
 };
 
 struct Line {

@@ -29,6 +29,14 @@ int fdstore_init(Broker *b, const char *state_dir);
  */
 void fdstore_restore(Broker *b);
 void fdstore_done(Broker *b);
+/**
+ * At SIGTERM: is this the stop half of a restart ("systemctl restart", a package
+ * upgrade)? True when requests are in the fd store and systemd reports a restart
+ * job for this unit; systemd then keeps the store for the next broker, so the
+ * lines can be left as they are instead of released. Asks systemd over the bus
+ * (1 s timeout); any doubt means false, i.e. release as usual.
+ */
+bool fdstore_restart_queued(Broker *b);
 
 /* Hooks of request.c / request-bus.c. Cheap no-ops when nothing is recorded. */
 void fdstore_request_added(Request *r);

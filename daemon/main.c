@@ -175,6 +175,16 @@ static int open_bus(sd_bus **ret)
 
 static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
+	Broker *b = userdata;
+
+	/* "systemctl restart" (a package upgrade) must not glitch an output either:
+	 * then systemd keeps the fd store and the next broker takes every line over. */
+	if (si->ssi_signo == SIGTERM && fdstore_restart_queued(b)) {
+		b->handover = true;
+		log_info("received %s for a restart: leaving the lines to the next broker",
+			 strsignal(si->ssi_signo));
+		return sd_event_exit(sd_event_source_get_event(s), 0);
+	}
 	log_info("received %s, releasing all lines and exiting", strsignal(si->ssi_signo));
 	return sd_event_exit(sd_event_source_get_event(s), 0);
 }

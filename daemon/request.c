@@ -174,11 +174,15 @@ static void request_unlink(Request *r)
 
 static void request_destroy(Request *r)
 {
-	for (unsigned int i = 0; r->chips && i < r->n_chips; i++)
+	/* Stopping for a restart, a stored request is left exactly as it is: systemd
+	 * keeps the fds, the metadata stays, and the next broker takes it over. */
+	bool hand_over = r->broker->handover && r->stored;
+
+	for (unsigned int i = 0; !hand_over && r->chips && i < r->n_chips; i++)
 		reqchip_apply_safe_state(&r->chips[i]);
 	/* The fd store holds a copy of each fd: it must let go before ours is closed,
 	 * or the kernel keeps the lines requested. */
-	if (r->stored)
+	if (r->stored && !hand_over)
 		fdstore_request_removed(r);
 	for (unsigned int i = 0; r->chips && i < r->n_chips; i++) {
 		reqchip_release(&r->chips[i]);
@@ -317,7 +321,11 @@ void request_free(Request *r, const char *reason)
 {
 	if (!r)
 		return;
-	log_info("request %s (\"%s\") released: %s", r->path, r->label, reason);
+	if (r->broker->handover && r->stored)
+		log_info("request %s (\"%s\") left as it is for the next broker (restart)",
+			 r->path, r->label);
+	else
+		log_info("request %s (\"%s\") released: %s", r->path, r->label, reason);
 	request_unlink(r);
 	sd_bus_emit_object_removed(r->broker->bus, r->path);
 	request_destroy(r);

@@ -463,13 +463,171 @@ END_TEST
 #define GB_RESTART_PART 1
 #endif
 
+/* systemd's part in "systemctl restart", for the broker's SIGTERM question "is a
+ * restart job queued for my unit?": org.freedesktop.systemd1 with GetUnitByPID, a
+ * unit whose Job is 42, and job 42 of type @p job_type. Runs in a child process. */
+#define FAKE_UNIT "/org/freedesktop/systemd1/unit/gpiod_2dbroker_2eservice"
+#define FAKE_JOB  "/org/freedesktop/systemd1/job/42"
+static const char *fake_job_type;
+
+static int fake_get_unit_by_pid(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	return sd_bus_reply_method_return(m, "o", FAKE_UNIT);
+}
+
+static int fake_unit_job(sd_bus *bus, const char *path, const char *interface, const char *property,
+			 sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	return sd_bus_message_append(reply, "(uo)", 42, FAKE_JOB);
+}
+
+static int fake_job_type_get(sd_bus *bus, const char *path, const char *interface,
+			     const char *property, sd_bus_message *reply, void *userdata,
+			     sd_bus_error *error)
+{
+	return sd_bus_message_append(reply, "s", fake_job_type);
+}
+
+static const sd_bus_vtable fake_manager[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_METHOD("GetUnitByPID", "u", "o", fake_get_unit_by_pid, 0),
+	SD_BUS_VTABLE_END
+};
+static const sd_bus_vtable fake_unit[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_PROPERTY("Job", "(uo)", fake_unit_job, 0, 0),
+	SD_BUS_VTABLE_END
+};
+static const sd_bus_vtable fake_job[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_PROPERTY("JobType", "s", fake_job_type_get, 0, 0),
+	SD_BUS_VTABLE_END
+};
+
+static pid_t fake_systemd_start(const char *job_type)
+{
+	sd_bus *bus = gb_connect(0);
+	pid_t pid;
+
+	fake_job_type = job_type;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		sd_bus *me = gb_connect(0);
+
+		if (sd_bus_add_object_vtable(me, NULL, "/org/freedesktop/systemd1",
+					     "org.freedesktop.systemd1.Manager", fake_manager, NULL) < 0 ||
+		    sd_bus_add_object_vtable(me, NULL, FAKE_UNIT, "org.freedesktop.systemd1.Unit",
+					     fake_unit, NULL) < 0 ||
+		    sd_bus_add_object_vtable(me, NULL, FAKE_JOB, "org.freedesktop.systemd1.Job",
+					     fake_job, NULL) < 0 ||
+		    sd_bus_request_name(me, "org.freedesktop.systemd1", 0) < 0)
+			_exit(1);
+		for (;;) {
+			int r = sd_bus_process(me, NULL);
+
+			if (r < 0)
+				_exit(2);
+			if (r == 0)
+				sd_bus_wait(me, UINT64_MAX);
+		}
+	}
+	for (int i = 0;; i++) {
+		sd_bus_error err = SD_BUS_ERROR_NULL;
+		sd_bus_message *reply = NULL;
+		int has = 0;
+
+		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+				       "org.freedesktop.DBus", "NameHasOwner", &err, &reply, "s",
+				       "org.freedesktop.systemd1") >= 0)
+			sd_bus_message_read(reply, "b", &has);
+		sd_bus_message_unref(reply);
+		sd_bus_error_free(&err);
+		if (has)
+			break;
+		ck_assert_msg(i < 1000 * gb_slow(), "the stand-in for systemd did not get on the bus");
+		usleep(10000);
+	}
+	sd_bus_flush_close_unref(bus);
+	return pid;
+}
+
+static void fake_systemd_stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+
+/* "systemctl restart" (what a package upgrade does): SIGTERM with a restart job
+ * queued. The broker leaves the output to the next one: no glitch, same request. */
+START_TEST(test_restart_job_keeps_outputs)
+{
+	sd_bus *alice = gb_connect(UID_ALICE), *root;
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char *path = NULL;
+	struct sampler *s;
+	pid_t spid, fake;
+	long before;
+
+	ck_assert_int_eq(gb_sim_set_pull(sim, 0, false), 0);
+	ck_assert_int_ge(gb_request(alice, "relay-ctl", "relay", "output", 1, NULL, false, &path, &err), 0);
+	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
+	fake = fake_systemd_start("restart");
+
+	s = sampler_start(&spid);
+	before = s->reads;
+	ck_assert_int_eq(gb_broker_stop(broker), 0); /* SIGTERM, exits 0 */
+	broker = gb_harness_start(h, POLICY, args, true);
+	ck_assert_int_gt(s->reads, before);
+	before = s->reads;
+	while (s->reads == before)
+		usleep(1000);
+	ck_assert_msg(s->glitches == 0, "the output changed %ld time(s) during the restart",
+		      s->glitches);
+	sampler_stop(s, spid);
+	fake_systemd_stop(fake);
+
+	root = gb_connect(0);
+	check_request(root, path, "relay-ctl", UID_ALICE, false);
+	ck_assert_int_eq(gb_get_value(alice, path, 0, &err), 1);
+	ck_assert_int_eq(gb_harness_n_fds(h), 1);
+	free(path);
+	sd_bus_flush_close_unref(alice);
+	sd_bus_flush_close_unref(root);
+}
+END_TEST
+
+/* "systemctl stop": SIGTERM with a stop job. Every line goes to its safe state and
+ * out of the store, as without systemd. */
+START_TEST(test_stop_job_releases)
+{
+	sd_bus *alice = gb_connect(UID_ALICE);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char *path = NULL;
+	pid_t fake;
+	bool out;
+
+	ck_assert_int_ge(gb_request(alice, "relay-ctl", "relay", "output", 1, NULL, false, &path, &err), 0);
+	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
+	fake = fake_systemd_start("stop");
+	ck_assert_int_eq(gb_broker_stop(broker), 0);
+	broker = 0;
+	fake_systemd_stop(fake);
+	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
+	ck_assert(!kernel_line(0, &out));
+	ck_assert_msg(!out, "released without its safe state (still an output)");
+	free(path);
+	sd_bus_flush_close_unref(alice);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	/* Requests taken over by the next broker; requests it must release. */
 	const TTest *const adopt[] = { test_output_survives_kill, test_persistent_comes_back,
-				       test_events_after_restart, NULL };
+				       test_events_after_restart, test_restart_job_keeps_outputs, NULL };
 	const TTest *const release[] = { test_owner_died_while_down, test_no_store_releases_to_safe,
-					 test_corrupt_state, NULL };
+					 test_corrupt_state, test_stop_job_releases, NULL };
 	Suite *s = suite_create("restart");
 	TCase *tc = tcase_create(GB_RESTART_PART == 1 ? "adopt" : "release");
 
