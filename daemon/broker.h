@@ -18,6 +18,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "flow.h"
 #include "hashmap.h"
 #include "line-config.h"
 #include "policy.h"
@@ -26,10 +27,12 @@
 #define GB_ROOT_PATH       "/org/gpiodbroker1"
 #define GB_CHIP_PREFIX     GB_ROOT_PATH "/chip"
 #define GB_REQUEST_PREFIX  GB_ROOT_PATH "/request"
+#define GB_WATCH_PREFIX    GB_ROOT_PATH "/watch"
 #define GB_IFACE_MANAGER   GB_BUS_NAME ".Manager"
 #define GB_IFACE_CHIP      GB_BUS_NAME ".Chip"
 #define GB_IFACE_LINE      GB_BUS_NAME ".Line"
 #define GB_IFACE_REQUEST   GB_BUS_NAME ".Request"
+#define GB_IFACE_WATCH     GB_BUS_NAME ".Watch"
 
 /* Upper bounds that keep one caller from making the broker allocate without limit. */
 #define GB_MAX_LINES_PER_REQUEST 512
@@ -45,6 +48,9 @@ typedef struct Request Request;
 typedef struct ReqChip ReqChip;
 typedef struct ReqLine ReqLine;
 typedef struct Client Client;
+typedef struct Watch Watch;
+typedef struct WatchSource WatchSource;
+struct gb_edge;
 
 struct Broker {
 	sd_event *event;
@@ -64,6 +70,12 @@ struct Broker {
 
 	char *policy_dir;
 	struct gb_policy *policy; /* never NULL: empty means deny all (but root) */
+
+	Hashmap *watches;         /* object path -> Watch */
+	uint64_t next_watch_id;
+	unsigned int event_window; /* flow control per subscriber (flow.h); 0: defaults */
+	unsigned int event_queue;
+	bool event_queue_set;
 };
 
 struct Line {
@@ -72,6 +84,9 @@ struct Line {
 	char *path;
 	struct gpiod_line_info *info; /* kernel's view, refreshed by the info watch */
 	Request *holder;              /* the broker request holding it, or NULL */
+	Watch *watchers;              /* read-only subscribers (watch.c) */
+	unsigned int n_watchers;
+	WatchSource *source;          /* the broker's own request while nobody holds it */
 };
 
 struct Chip {
@@ -127,8 +142,9 @@ struct Request {
 	ReqLine *lines;
 	unsigned int n_chips;
 	ReqChip *chips;
-	uint64_t events_sent;       /* broker sequence number of the last Event signal */
-	uint64_t events_lost;
+	Flow flow;                  /* the owner's events: seqno, lost count, queue */
+	uint64_t since_ns;          /* edges up to this are in the owner's initial state */
+	bool since_valid;
 	bool chip_gone;
 };
 
@@ -140,6 +156,21 @@ struct Client {
 	gid_t *groups;              /* supplementary groups, as the bus reports them */
 	size_t n_groups;
 	Request *requests;          /* managed requests (and persistent ones it subscribes to) */
+	Watch *watches;             /* its watches, removed with it */
+};
+
+struct Watch {
+	Broker *broker;
+	uint64_t id;
+	char *path;
+	Line *line;                 /* NULL once the chip is gone */
+	Watch *line_next;           /* Line's watchers */
+	Watch *client_next;         /* Client's watches */
+	Client *client;
+	Flow flow;
+	uint64_t since_ns;          /* edges up to this are in the initial state */
+	bool since_valid;
+	uint64_t last_line_seqno;   /* of the source now feeding it: kernel loss per line */
 };
 
 /* chip.c */
@@ -192,6 +223,23 @@ void clients_stop(Broker *b);
 int client_get(Broker *b, sd_bus_message *m, Client **ret, sd_bus_error *error);
 void client_attach_request(Client *c, Request *r);
 void client_detach_request(Client *c, Request *r);
+
+/* watch.c */
+/** Manager.Watch(s line, a{sv} options) -> o */
+int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int watch_add_vtables(Broker *b);
+/** An edge on a held line: to each of its watchers. */
+void watch_fan_out(Line *l, const struct gb_edge *ev);
+/** Before a request takes @p l: the broker's own request, if any, lets go. */
+void watch_line_yield(Line *l);
+/** The line has a new source of events (a holder came, or went, or a request
+ * failed): watchers get its level again as an InitialState. */
+void watch_line_resync(Line *l);
+void watch_client_gone(Client *c);
+void watch_chip_gone(Line *l);
+/** Send an InitialState for each edge-detecting line of a new (or newly
+ * subscribed) request. */
+void request_send_initial_state(Request *r);
 
 /* manager.c */
 int manager_add_vtables(Broker *b);

@@ -22,6 +22,9 @@
 static const char *arg_bus = "system";
 static const char *arg_dev_dir = "/dev";
 static const char *arg_policy_dir = SYSCONFDIR "/gpiod-broker/policy.d";
+static unsigned int arg_event_window = GB_FLOW_DEFAULT_WINDOW;
+static unsigned int arg_event_queue = GB_FLOW_DEFAULT_QUEUE;
+static bool arg_event_queue_set;
 
 static void help(void)
 {
@@ -33,14 +36,17 @@ static void help(void)
 	       "     --bus=BUS           system (default), session, or a D-Bus address\n"
 	       "     --log-level=LEVEL   err, warning, notice, info (default) or debug\n"
 	       "     --dev-dir=DIR       where gpiochip device nodes appear (default /dev)\n"
-	       "     --policy-dir=DIR    policy files (default %s)\n\n"
+	       "     --policy-dir=DIR    policy files (default %s)\n"
+	       "     --event-window=N    events a subscriber may have unacknowledged (default %d)\n"
+	       "     --event-queue=N     events queued per subscriber beyond that (default %d)\n\n"
 	       "SIGHUP reloads the policy; SIGTERM releases every line and exits.\n",
-	       GB_BUS_NAME, arg_policy_dir);
+	       GB_BUS_NAME, arg_policy_dir, GB_FLOW_DEFAULT_WINDOW, GB_FLOW_DEFAULT_QUEUE);
 }
 
 static int parse_argv(int argc, char **argv)
 {
-	enum { ARG_VERSION = 0x100, ARG_BUS, ARG_LOG_LEVEL, ARG_DEV_DIR, ARG_POLICY_DIR };
+	enum { ARG_VERSION = 0x100, ARG_BUS, ARG_LOG_LEVEL, ARG_DEV_DIR, ARG_POLICY_DIR,
+	       ARG_EVENT_WINDOW, ARG_EVENT_QUEUE };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -48,6 +54,8 @@ static int parse_argv(int argc, char **argv)
 		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
 		{ "dev-dir", required_argument, NULL, ARG_DEV_DIR },
 		{ "policy-dir", required_argument, NULL, ARG_POLICY_DIR },
+		{ "event-window", required_argument, NULL, ARG_EVENT_WINDOW },
+		{ "event-queue", required_argument, NULL, ARG_EVENT_QUEUE },
 		{}
 	};
 	int c, l;
@@ -77,6 +85,28 @@ static int parse_argv(int argc, char **argv)
 		case ARG_POLICY_DIR:
 			arg_policy_dir = optarg;
 			break;
+		case ARG_EVENT_WINDOW:
+		case ARG_EVENT_QUEUE: {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || !*optarg || *end || v > GB_FLOW_MAX ||
+			    (c == ARG_EVENT_WINDOW && v < 2)) {
+				log_error("--%s must be a number %d-%d, not '%s'",
+					  c == ARG_EVENT_WINDOW ? "event-window" : "event-queue",
+					  c == ARG_EVENT_WINDOW ? 2 : 0, GB_FLOW_MAX, optarg);
+				return -EINVAL;
+			}
+			if (c == ARG_EVENT_WINDOW)
+				arg_event_window = v;
+			else {
+				arg_event_queue = v;
+				arg_event_queue_set = true;
+			}
+			break;
+		}
 		default:
 			return -EINVAL;
 		}
@@ -221,6 +251,9 @@ int main(int argc, char **argv)
 		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	b.dev_dir = (char *)arg_dev_dir;
 	b.policy_dir = (char *)arg_policy_dir;
+	b.event_window = arg_event_window;
+	b.event_queue = arg_event_queue;
+	b.event_queue_set = arg_event_queue_set;
 	r = broker_run(&b);
 	sd_notify(0, "STOPPING=1");
 	broker_done(&b);

@@ -107,6 +107,11 @@ pid_t gb_broker_start(const char *extra_arg)
 
 pid_t gb_broker_start_policy(const char *policy, const char *extra_arg)
 {
+	return gb_broker_start_policy2(policy, extra_arg, NULL);
+}
+
+pid_t gb_broker_start_policy2(const char *policy, const char *extra_arg, const char *extra_arg2)
+{
 	sd_bus *bus;
 	long deadline;
 	FILE *f;
@@ -119,7 +124,7 @@ pid_t gb_broker_start_policy(const char *policy, const char *extra_arg)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		const char *argv[12];
+		const char *argv[14];
 		int n = 0;
 
 		if (getenv("GB_TEST_VALGRIND")) {
@@ -135,6 +140,8 @@ pid_t gb_broker_start_policy(const char *policy, const char *extra_arg)
 		argv[n++] = "--policy-dir=" GB_TEST_POLICY_DIR;
 		if (extra_arg)
 			argv[n++] = extra_arg;
+		if (extra_arg2)
+			argv[n++] = extra_arg2;
 		argv[n] = NULL;
 		execvp(argv[0], (char **)argv);
 		_exit(127);

@@ -19,6 +19,7 @@
 #define GB_MANAGER GB_NAME ".Manager"
 #define GB_LINE GB_NAME ".Line"
 #define GB_REQUEST GB_NAME ".Request"
+#define GB_WATCH GB_NAME ".Watch"
 
 /* Test users made by the bench (tests/bench/guest-init). */
 #define UID_ALICE 60001
@@ -33,6 +34,8 @@
 pid_t gb_broker_start(const char *extra_arg);
 /** The same with @p policy as the only policy file (written to GB_TEST_POLICY_DIR). */
 pid_t gb_broker_start_policy(const char *policy, const char *extra_arg);
+/** The same with two extra arguments (either may be NULL). */
+pid_t gb_broker_start_policy2(const char *policy, const char *extra_arg, const char *extra_arg2);
 /** Replace the policy file (then SIGHUP or ReloadPolicy). */
 void gb_policy_write(const char *policy);
 
