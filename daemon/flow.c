@@ -5,8 +5,9 @@
  * Order is kept exactly: an event goes straight to the bus only when nothing is
  * queued ahead of it and the window has room; a drop is remembered on the next
  * event queued (lost_before), so the subscriber hears EventsLost at the place of
- * the gap, never earlier or later. The broker seqno is given to dropped events too,
- * so a gap in seqnos always equals the count EventsLost reports.
+ * the gap, never earlier or later. Dropped events take no broker seqno: loss in the
+ * broker is told by EventsLost alone, and a seqno gap keeps meaning "lost on the
+ * bus", so the two never count one event twice.
  *
  * Memory per subscriber is bounded: the queue grows by doubling up to its limit
  * (plus one InitialState per line and resync, which are never dropped: a client
@@ -187,22 +188,33 @@ static void drop(Flow *f)
 
 void flow_push_edge(Flow *f, struct gb_event *ev)
 {
-	ev->seqno = ++f->seqno;
 	ev->lost_before = 0;
 	if (!f->dest) {
 		/* Nobody subscribed (a persistent request): counted, and the next
-		 * subscriber sees it in EventsLost and the seqno gap. */
+		 * subscriber sees it in the EventsLost property and the seqno gap. */
+		ev->seqno = ++f->seqno;
 		f->lost++;
 		return;
 	}
 	if (!f->q_len && !window_full(f)) {
+		ev->seqno = ++f->seqno;
 		ev->lost_before = f->pending_lost;
 		f->pending_lost = 0;
 		send_one(f, ev);
 		return;
 	}
-	if (f->q_len >= f->limit || enqueue(f, ev) < 0)
+	/* A drop takes no seqno: it is reported once, by EventsLost, so a client that
+	 * adds seqno gaps (lost on the bus) and EventsLost counts gets it right. */
+	if (f->q_len >= f->limit) {
 		drop(f);
+		return;
+	}
+	ev->seqno = f->seqno + 1;
+	if (enqueue(f, ev) < 0) {
+		drop(f);
+		return;
+	}
+	f->seqno++;
 }
 
 void flow_push_initial(Flow *f, struct gb_event *ev)

@@ -481,9 +481,10 @@ START_TEST(test_slow_subscribers_lose_only_their_own)
 	ck_assert_uint_eq(fast.lost, 0);
 	for (int k = 1; k <= edges; k++)
 		ck_assert_uint_eq(fast.ev[k].seq, (uint64_t)k);
-	/* The broker keeps at most queue events per subscriber: its memory does not
-	 * grow with what the stalled ones do not read (a page or two of slack). */
-	ck_assert_msg(rss_after - rss_before < 256, "broker RSS grew from %ld to %ld kB",
+	/* The broker keeps at most queue events per subscriber (56 bytes each): its
+	 * memory does not follow what the stalled ones do not read. The slack is for
+	 * the allocator and valgrind, which grow RSS by a few hundred kB on their own. */
+	ck_assert_msg(rss_after - rss_before < 2048, "broker RSS grew from %ld to %ld kB",
 		      rss_before, rss_after);
 	ck_assert_int_ge(sd_bus_get_property_trivial(root, GB_NAME, slow_watcher.path, GB_WATCH,
 						     "EventsLost", &err, 't', &prop), 0);
@@ -510,7 +511,8 @@ START_TEST(test_slow_subscribers_lose_only_their_own)
 	toggle(&fast, 1, true);
 	ck_assert(gb_bus_wait_count(alice, &slow_owner.accounted, edges + 1, 5000));
 	ck_assert(gb_bus_wait_count(carol, &slow_watcher.accounted, edges + 1, 5000));
-	ck_assert_uint_eq(slow_owner.ev[slow_owner.n - 1].seq, (uint64_t)edges + 1);
+	/* Dropped events take no seqno: the loss was told once, by EventsLost. */
+	ck_assert_uint_eq(slow_owner.ev[slow_owner.n - 1].seq, (uint64_t)(window + queue + 1));
 	ck_assert_uint_eq(slow_watcher.lost, (uint64_t)(edges - window - queue));
 
 	sd_bus_flush_close_unref(alice);
