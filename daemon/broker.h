@@ -237,6 +237,7 @@ void watch_line_yield(Line *l);
 void watch_line_resync(Line *l);
 void watch_client_gone(Client *c);
 void watch_chip_gone(Line *l);
+void watch_revalidate(Broker *b);
 /** Send an InitialState for each edge-detecting line of a new (or newly
  * subscribed) request. */
 void request_send_initial_state(Request *r);

@@ -415,6 +415,32 @@ void watch_chip_gone(Line *l)
 	source_close(l);
 }
 
+/* After a policy reload: watches it no longer allows end, their owners told why. */
+void watch_revalidate(Broker *b)
+{
+	size_t i = 0;
+	Watch *w;
+
+	/* Restart the walk after each removal: freeing changes the map. */
+	while (b->watches && (w = hashmap_iterate(b->watches, &i, NULL))) {
+		struct gb_line_ident id;
+		struct gb_caller caller;
+		unsigned int max;
+		char reason[512], why[600];
+
+		if (!w->line || !w->client)
+			continue;
+		client_caller(w->client, &caller);
+		line_ident(w->line, &id);
+		if (gb_policy_check_watch(b->policy, &id, &caller, &max, reason, sizeof(reason)) == 0)
+			continue;
+		snprintf(why, sizeof(why), "revoked by a policy reload: %s", reason);
+		flow_signal(&w->flow, "Revoked", "s", why);
+		watch_free(w, why);
+		i = 0;
+	}
+}
+
 static int read_options(sd_bus_message *m, sd_bus_error *error)
 {
 	int r = sd_bus_message_enter_container(m, 'a', "{sv}");
@@ -609,6 +635,7 @@ static const sd_bus_vtable watch_vtable[] = {
 					    "t", seqno), 0),
 	SD_BUS_SIGNAL_WITH_ARGS("EventsLost", SD_BUS_ARGS("t", count, "t", total), 0),
 	SD_BUS_SIGNAL_WITH_ARGS("ChipGone", SD_BUS_ARGS("s", chip), 0),
+	SD_BUS_SIGNAL_WITH_ARGS("Revoked", SD_BUS_ARGS("s", reason), 0),
 	SD_BUS_VTABLE_END
 };
 

@@ -418,6 +418,58 @@ START_TEST(test_unheld_line_then_request)
 }
 END_TEST
 
+static int on_revoked(sd_bus_message *m, void *userdata, sd_bus_error *e)
+{
+	const char *why;
+
+	if (sd_bus_message_read(m, "s", &why) >= 0 && strstr(why, "policy reload"))
+		(*(int *)userdata)++;
+	return 0;
+}
+
+START_TEST(test_reload_revokes_watch)
+{
+	sd_bus *bob = gb_connect(UID_BOB), *root = gb_connect(0);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	struct rec w;
+	int revoked = 0, may = -1;
+
+	listen_on(&w, bob, false);
+	ck_assert_msg(watch(&w, "door", &err) >= 0, "%s", err.message);
+	ck_assert_int_ge(sd_bus_match_signal(bob, NULL, GB_NAME, w.path, GB_WATCH, "Revoked",
+					     on_revoked, &revoked), 0);
+	/* GetAccess tells the watch permission apart. */
+	ck_assert_int_ge(sd_bus_call_method(bob, GB_NAME, GB_ROOT, GB_MANAGER, "GetAccess", &err,
+					    &reply, "s", "door"), 0);
+	ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "{sv}"), 0);
+	while (sd_bus_message_enter_container(reply, 'e', "sv") > 0) {
+		const char *key;
+
+		ck_assert_int_ge(sd_bus_message_read(reply, "s", &key), 0);
+		if (strcmp(key, "may-watch") == 0)
+			ck_assert_int_ge(sd_bus_message_read(reply, "v", "b", &may), 0);
+		else
+			ck_assert_int_ge(sd_bus_message_skip(reply, "v"), 0);
+		ck_assert_int_ge(sd_bus_message_exit_container(reply), 0);
+	}
+	reply = sd_bus_message_unref(reply);
+	ck_assert_int_eq(may, 1);
+
+	/* The integrator takes bob's watch permission away. */
+	gb_policy_write("[line door]\nchip = gbw\noffset = 2\nusers = gb-alice\ndirections = input\n"
+			"watch-users = gb-carol\n");
+	ck_assert_int_ge(sd_bus_call_method(root, GB_NAME, GB_ROOT, GB_MANAGER, "ReloadPolicy", &err,
+					    NULL, ""), 0);
+	ck_assert(gb_bus_wait_count(bob, &revoked, 1, 5000));
+	ck_assert_int_lt(sd_bus_call_method(bob, GB_NAME, w.path, GB_WATCH, "Close", &err, NULL, ""), 0);
+	sd_bus_error_free(&err);
+	ck_assert(gb_wait_line_used(root, gb_sim_chip_name(sim), 2, false, 5000));
+	sd_bus_flush_close_unref(bob);
+	sd_bus_flush_close_unref(root);
+}
+END_TEST
+
 static long broker_rss_kb(void)
 {
 	char path[64], line[256];
@@ -534,6 +586,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_permission_and_limit);
 	tcase_add_test(tc, test_initial_state_both_levels);
 	tcase_add_test(tc, test_unheld_line_then_request);
+	tcase_add_test(tc, test_reload_revokes_watch);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(small, setup_small, teardown);
 	tcase_set_timeout(small, 90 * gb_slow());
