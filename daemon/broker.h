@@ -238,9 +238,12 @@ void watch_line_resync(Line *l);
 void watch_client_gone(Client *c);
 void watch_chip_gone(Line *l);
 void watch_revalidate(Broker *b);
-/** Send an InitialState for each edge-detecting line of a new (or newly
- * subscribed) request. */
-void request_send_initial_state(Request *r);
+/** Read the level of each edge-detecting line of a new (or newly subscribed)
+ * request (edges stamped before this count as in it)... */
+int request_read_initial_state(Request *r, struct gb_event **ret, size_t *n);
+/** ... and send them as InitialState (frees @p evs). Read before the method reply,
+ * sent after it. */
+void request_push_initial_state(Request *r, struct gb_event *evs, size_t n);
 
 /* manager.c */
 int manager_add_vtables(Broker *b);

@@ -90,6 +90,8 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	const char *label;
 	int persistent = 0;
 	struct gb_caller caller;
+	struct gb_event *initial = NULL;
+	size_t n_initial = 0;
 	Client *client;
 	Request *req;
 	char msg[512];
@@ -208,10 +210,13 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 		watch_line_resync(lines[i]);
 	if (r < 0)
 		return r;
+	/* The levels are read before the reply, so an edge the caller makes after it is
+	 * reported as an edge; they are sent after the reply (the client knows the
+	 * object) and before any edge (read only by the event loop, after this). */
+	if (request_read_initial_state(req, &initial, &n_initial) < 0)
+		log_warning("request %s: out of memory: no initial state", req->path);
 	r = sd_bus_reply_method_return(m, "o", req->path);
-	/* After the reply (the client knows the object), before any edge (read only by
-	 * the event loop, after this returns). */
-	request_send_initial_state(req);
+	request_push_initial_state(req, initial, n_initial);
 	return r;
 }
 
@@ -513,10 +518,15 @@ static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *err
 		client_detach_request(r->client, r);
 	if (r->client != c) {
 		client_attach_request(c, r);
+		struct gb_event *initial = NULL;
+		size_t n_initial = 0;
+
 		sd_bus_emit_properties_changed(r->broker->bus, r->path, GB_IFACE_REQUEST, "Owner", NULL);
-		ret = sd_bus_reply_method_return(m, NULL);
 		/* A new subscriber starts from the level, like a new request. */
-		request_send_initial_state(r);
+		if (request_read_initial_state(r, &initial, &n_initial) < 0)
+			log_warning("request %s: out of memory: no initial state", r->path);
+		ret = sd_bus_reply_method_return(m, NULL);
+		request_push_initial_state(r, initial, n_initial);
 		return ret;
 	}
 	return sd_bus_reply_method_return(m, NULL);

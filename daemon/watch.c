@@ -236,40 +236,58 @@ static enum gpiod_line_clock line_clock(Line *l)
 	return rl ? rl->config.event_clock : GPIOD_LINE_CLOCK_MONOTONIC;
 }
 
-/* @p fresh_source: the events now come from a kernel request that just began, so
- * its line seqnos start at 1. */
-static void watch_send_initial(Watch *w, bool fresh_source)
+/* Read a watcher's initial state into @p e (not sent yet). @p fresh_source: the
+ * events now come from a kernel request that just began, so its line seqnos start
+ * at 1. False if there is nothing to read it from. */
+static bool watch_read_initial(Watch *w, bool fresh_source, struct gb_event *e)
 {
-	struct gb_event e = { .offset = w->line->offset };
 	bool ts_valid;
 	int r;
 
-	r = read_level(w->line, line_clock(w->line), &e.value, &e.timestamp_ns, &ts_valid);
+	memset(e, 0, sizeof(*e));
+	e->offset = w->line->offset;
+	r = read_level(w->line, line_clock(w->line), &e->value, &e->timestamp_ns, &ts_valid);
 	if (r < 0) {
 		if (r != -ENODATA)
 			log_warning_errno(r, "watch %s: cannot read the level: %m", w->path);
 		w->since_valid = false;
-		return;
+		return false;
 	}
-	w->since_ns = e.timestamp_ns;
+	w->since_ns = e->timestamp_ns;
 	w->since_valid = ts_valid;
 	w->last_line_seqno = fresh_source ? 0 : LSEQ_UNKNOWN;
-	flow_push_initial(&w->flow, &e);
+	return true;
 }
 
-void request_send_initial_state(Request *r)
+static void watch_send_initial(Watch *w, bool fresh_source)
+{
+	struct gb_event e;
+
+	if (watch_read_initial(w, fresh_source, &e))
+		flow_push_initial(&w->flow, &e);
+}
+
+int request_read_initial_state(Request *r, struct gb_event **ret, size_t *n_ret)
 {
 	enum gpiod_line_clock clock = GPIOD_LINE_CLOCK_MONOTONIC;
-	bool any = false, ts_valid = true;
+	bool ts_valid = true;
+	struct gb_event *evs;
+	size_t n = 0;
 	uint64_t ts = 0;
 
+	*ret = NULL;
+	*n_ret = 0;
 	for (unsigned int i = 0; i < r->n_lines; i++)
 		if (r->lines[i].line && r->lines[i].config.edge != GPIOD_LINE_EDGE_NONE) {
 			clock = r->lines[i].config.event_clock;
-			any = true;
+			n++;
 		}
-	if (!any || !r->client)
-		return;
+	if (!n || !r->client)
+		return 0;
+	evs = calloc(n, sizeof(*evs));
+	if (!evs)
+		return -ENOMEM;
+	n = 0;
 	/* One instant for all lines: the time first, then the levels (see read_level). */
 	if (!now_on(clock, &ts)) {
 		ts_valid = false;
@@ -277,7 +295,6 @@ void request_send_initial_state(Request *r)
 	}
 	for (unsigned int i = 0; i < r->n_lines; i++) {
 		ReqLine *rl = &r->lines[i];
-		struct gb_event e = { .index = i, .offset = rl->offset, .timestamp_ns = ts };
 		enum gpiod_line_value v;
 
 		if (!rl->line || rl->config.edge == GPIOD_LINE_EDGE_NONE)
@@ -286,12 +303,25 @@ void request_send_initial_state(Request *r)
 			log_warning("request %s: cannot read line %u for its initial state", r->path, i);
 			continue;
 		}
-		e.value = v == GPIOD_LINE_VALUE_ACTIVE;
-		flow_push_initial(&r->flow, &e);
+		evs[n].index = i;
+		evs[n].offset = rl->offset;
+		evs[n].timestamp_ns = ts;
+		evs[n].value = v == GPIOD_LINE_VALUE_ACTIVE;
+		n++;
 	}
-	/* Edges the kernel stamped before that instant are in the levels just sent. */
+	/* Edges the kernel stamped before that instant are in the levels just read. */
 	r->since_ns = ts;
 	r->since_valid = ts_valid;
+	*ret = evs;
+	*n_ret = n;
+	return 0;
+}
+
+void request_push_initial_state(Request *r, struct gb_event *evs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		flow_push_initial(&r->flow, &evs[i]);
+	free(evs);
 }
 
 /* --- fan-out ----------------------------------------------------------------- */
@@ -471,7 +501,8 @@ int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	unsigned int max;
 	const char *spec;
 	char msg[512];
-	bool fresh = false;
+	bool fresh = false, have_initial;
+	struct gb_event initial;
 	Client *c;
 	Watch *w;
 	Line *l;
@@ -544,10 +575,14 @@ int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	log_info("watch %s: %s:%u for %s uid %u", w->path, l->chip->name, l->offset, c->name,
 		 (unsigned)c->uid);
 
+	/* The level is read before the reply: an edge the caller makes once it has
+	 * the reply is after it, so it comes as an edge. It is sent after the reply,
+	 * so the client knows the object first, and before any edge, which only the
+	 * event loop reads, after this returns. */
+	have_initial = watch_read_initial(w, fresh, &initial);
 	r = sd_bus_reply_method_return(m, "o", w->path);
-	/* After the reply, so the client knows the object first; before any edge,
-	 * which only the event loop reads, after this returns. */
-	watch_send_initial(w, fresh);
+	if (have_initial)
+		flow_push_initial(&w->flow, &initial);
 	return r;
 nomem:
 	if (fresh && !l->n_watchers)
