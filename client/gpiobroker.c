@@ -19,6 +19,7 @@
 #define GB_ROOT "/org/gpiodbroker1"
 #define GB_MANAGER GB_NAME ".Manager"
 #define GB_REQUEST GB_NAME ".Request"
+#define GB_WATCH GB_NAME ".Watch"
 #define GB_ERROR GB_NAME ".Error."
 
 #define GB_EXPORT __attribute__((visibility("default")))
@@ -27,7 +28,12 @@ struct gpiobroker {
 	sd_bus *bus;
 	sd_bus_slot *signal_slot;
 	sd_bus_slot *owner_slot;
+	sd_bus_slot *watch_slot;
 	struct gpiobroker_request *requests; /* every open handle, for dispatch by path */
+	/* Flow control: acknowledge every ack_every events (the broker's EventWindow/2;
+	 * 0: a broker without flow control). */
+	bool ack_known;
+	unsigned int ack_every;
 	char *err_name;
 	char *err_message;
 };
@@ -51,12 +57,23 @@ struct gpiobroker_request {
 	uint64_t last_seqno;
 	uint64_t pending_lost; /* EventsLost counts and undelivered events since the last delivery */
 	uint64_t total_lost;
+	unsigned int unacked;  /* events received since the last Ack */
+	/* A watch (Manager.Watch) rather than a request: same handle, other object. */
+	bool is_watch;
+	gpiobroker_watch_handler whandler;
+	unsigned int irq_flags;
+	/* Initial states that came before a handler asked for them (see
+	 * gpiobroker_to_irq_flags()): value per line, -1 none. */
+	int *init_value;
+	uint64_t *init_ts;
+	bool replaying, freed;
 };
 
 struct gpiobroker_event {
 	enum gpiobroker_event_type type;
 	unsigned int index, offset;
 	enum gpiobroker_edge edge;
+	int value;
 	uint64_t timestamp_ns, global_seqno, line_seqno, seqno, lost;
 	const char *detail;
 };
@@ -136,10 +153,45 @@ static struct gpiobroker_request *find_request(struct gpiobroker *b, const char 
 	return NULL;
 }
 
+static bool has_handler(const struct gpiobroker_request *req)
+{
+	return req->is_watch ? req->whandler != NULL : req->handler != NULL;
+}
+
 static void deliver(struct gpiobroker_request *req, struct gpiobroker_event *ev)
 {
 	/* The handler may free @req: nothing touches it after the call. */
-	req->handler(req, ev, req->userdata);
+	if (req->is_watch)
+		req->whandler((struct gpiobroker_watch *)req, ev, req->userdata);
+	else
+		req->handler(req, ev, req->userdata);
+}
+
+/* The broker's window (Manager.EventWindow), asked once per connection. */
+static void learn_window(struct gpiobroker *b)
+{
+	uint32_t w = 0;
+
+	if (b->ack_known)
+		return;
+	if (sd_bus_get_property_trivial(b->bus, GB_NAME, GB_ROOT, GB_MANAGER, "EventWindow", NULL,
+					'u', &w) >= 0 && w)
+		b->ack_every = w / 2 ? w / 2 : 1;
+	b->ack_known = true;
+}
+
+/* Credit for the broker: it sends at most a window of events we have not
+ * acknowledged, so a program that stops processing loses its own events (counted)
+ * instead of filling the bus daemon. Fire and forget: no reply is waited for. */
+static void maybe_ack(struct gpiobroker_request *req, uint64_t seqno)
+{
+	struct gpiobroker *b = req->b;
+
+	if (!b->ack_every || ++req->unacked < b->ack_every)
+		return;
+	req->unacked = 0;
+	sd_bus_call_method_async(b->bus, NULL, GB_NAME, req->path,
+				 req->is_watch ? GB_WATCH : GB_REQUEST, "Ack", NULL, NULL, "t", seqno);
 }
 
 static void on_edge(struct gpiobroker_request *req, sd_bus_message *m)
@@ -161,13 +213,60 @@ static void on_edge(struct gpiobroker_request *req, sd_bus_message *m)
 		req->pending_lost += ev.seqno - req->last_seqno - 1;
 	req->last_seqno = ev.seqno;
 	req->have_seqno = true;
-	if (!req->handler) {
+	maybe_ack(req, ev.seqno);
+	ev.value = ev.edge == GPIOBROKER_EDGE_RISING;
+	if (!has_handler(req)) {
 		req->pending_lost++;
 		return;
 	}
 	ev.lost = req->pending_lost;
 	req->total_lost += ev.lost;
 	req->pending_lost = 0;
+	deliver(req, &ev);
+}
+
+static bool wants_initial(const struct gpiobroker_request *req)
+{
+	return req->is_watch || (req->handler && (req->irq_flags & GPIOBROKER_IRQ_INITIAL_STATE));
+}
+
+static void on_initial(struct gpiobroker_request *req, sd_bus_message *m)
+{
+	struct gpiobroker_event ev = { .type = GPIOBROKER_EVENT_INITIAL_STATE };
+	uint32_t index, offset;
+	int value;
+
+	if (sd_bus_message_read(m, "uubtt", &index, &offset, &value, &ev.timestamp_ns,
+				&ev.seqno) < 0 || index >= req->n_lines)
+		return;
+	ev.index = index;
+	ev.offset = offset;
+	ev.value = !!value;
+	/* Its seqno is the last Event's before it: a baseline for counting gaps. */
+	if (req->have_seqno && ev.seqno > req->last_seqno)
+		req->pending_lost += ev.seqno - req->last_seqno;
+	if (!req->have_seqno || ev.seqno > req->last_seqno)
+		req->last_seqno = ev.seqno;
+	req->have_seqno = true;
+	if (!wants_initial(req)) {
+		/* Kept (the latest per line) for a handler that asks for it later. */
+		if (!req->init_value) {
+			req->init_value = malloc(req->n_lines * sizeof(int));
+			req->init_ts = calloc(req->n_lines, sizeof(uint64_t));
+			if (!req->init_value || !req->init_ts) {
+				free(req->init_value);
+				free(req->init_ts);
+				req->init_value = NULL;
+				req->init_ts = NULL;
+				return;
+			}
+			for (size_t i = 0; i < req->n_lines; i++)
+				req->init_value[i] = -1;
+		}
+		req->init_value[index] = ev.value;
+		req->init_ts[index] = ev.timestamp_ns;
+		return;
+	}
 	deliver(req, &ev);
 }
 
@@ -188,6 +287,10 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *error)
 		on_edge(req, m);
 		return 0;
 	}
+	if (strcmp(member, "InitialState") == 0) {
+		on_initial(req, m);
+		return 0;
+	}
 	if (strcmp(member, "EventsLost") == 0) {
 		uint64_t count, total;
 
@@ -201,7 +304,7 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *error)
 		ev.type = GPIOBROKER_EVENT_REVOKED;
 	else
 		return 0;
-	if (sd_bus_message_read(m, "s", &ev.detail) < 0 || !req->handler)
+	if (sd_bus_message_read(m, "s", &ev.detail) < 0 || !has_handler(req))
 		return 0;
 	deliver(req, &ev);
 	return 0;
@@ -226,7 +329,7 @@ static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *err
 			/* Mark first, so it is told once even if the handler keeps it. */
 			free(r->broker_unique);
 			r->broker_unique = NULL;
-			if (r->handler) {
+			if (has_handler(r)) {
 				deliver(r, &ev);
 				again = true; /* the list may have changed */
 				break;
@@ -259,6 +362,9 @@ static struct gpiobroker *adopt(sd_bus *bus)
 				     "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
 				     "member='NameOwnerChanged',arg0='" GB_NAME "'",
 				     on_owner_changed, b);
+	if (r >= 0)
+		r = sd_bus_match_signal(bus, &b->watch_slot, GB_NAME, NULL, GB_WATCH, NULL,
+					on_signal, b);
 	if (r < 0) {
 		gpiobroker_close(b);
 		errno = -r;
@@ -322,6 +428,7 @@ GB_EXPORT void gpiobroker_close(struct gpiobroker *b)
 		request_free_handle(b->requests);
 	sd_bus_slot_unref(b->signal_slot);
 	sd_bus_slot_unref(b->owner_slot);
+	sd_bus_slot_unref(b->watch_slot);
 	/* Flush so a Release sent just before is not lost with the connection. */
 	sd_bus_flush_close_unref(b->bus);
 	clear_error(b);
@@ -402,12 +509,20 @@ static void request_free_handle(struct gpiobroker_request *req)
 			*pp = req->next;
 			break;
 		}
+	if (req->replaying) {
+		/* Freed from its own handler during gpiobroker_to_irq_flags(): gone from
+		 * the list now, the memory when that returns. */
+		req->freed = true;
+		return;
+	}
 	for (size_t i = 0; i < req->n_lines; i++)
 		free(req->chips[i]);
 	free(req->chips);
 	free(req->offsets);
 	free(req->path);
 	free(req->broker_unique);
+	free(req->init_value);
+	free(req->init_ts);
 	free(req);
 }
 
@@ -475,6 +590,7 @@ static struct gpiobroker_request *new_handle(struct gpiobroker *b, const char *p
 		return NULL;
 	}
 	req->b = b;
+	learn_window(b);
 	/* Our own request: its seqno starts at 1, so loss counts from the start. */
 	req->have_seqno = own;
 	req->next = b->requests;
@@ -762,8 +878,19 @@ GB_EXPORT int gpiobroker_reconfigure(struct gpiobroker_request *req, size_t n,
 GB_EXPORT int gpiobroker_to_irq(struct gpiobroker_request *req, gpiobroker_irq_handler handler,
 				void *userdata)
 {
+	return gpiobroker_to_irq_flags(req, handler, userdata, 0);
+}
+
+GB_EXPORT int gpiobroker_to_irq_flags(struct gpiobroker_request *req,
+				      gpiobroker_irq_handler handler, void *userdata,
+				      unsigned int flags)
+{
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	int r;
+
+	if (flags & ~GPIOBROKER_IRQ_INITIAL_STATE)
+		return -EINVAL;
+	req->irq_flags = flags;
 
 	if (handler && req->persistent && !req->handler) {
 		/* Events of a persistent request go to its last subscriber. */
@@ -775,7 +902,162 @@ GB_EXPORT int gpiobroker_to_irq(struct gpiobroker_request *req, gpiobroker_irq_h
 	req->handler = handler;
 	req->userdata = userdata;
 	clear_error(req->b);
+	if (handler && (flags & GPIOBROKER_IRQ_INITIAL_STATE) && req->init_value) {
+		/* The initial states came first; the handler hears them first. */
+		int *vals = req->init_value;
+		uint64_t *ts = req->init_ts;
+
+		req->init_value = NULL;
+		req->init_ts = NULL;
+		/* The handler may free the request: the handle then only goes once the
+		 * loop is done (request_free_handle() sees replaying). */
+		req->replaying = true;
+		for (size_t i = 0; i < req->n_lines && !req->freed; i++) {
+			struct gpiobroker_event ev = {
+				.type = GPIOBROKER_EVENT_INITIAL_STATE, .index = i,
+				.offset = req->offsets[i], .value = vals[i], .timestamp_ns = ts[i],
+				.seqno = req->last_seqno,
+			};
+
+			if (vals[i] >= 0)
+				deliver(req, &ev);
+		}
+		req->replaying = false;
+		if (req->freed)
+			request_free_handle(req);
+		free(vals);
+		free(ts);
+	}
 	return 0;
+}
+
+GB_EXPORT bool gpiobroker_event_is_initial(const struct gpiobroker_event *ev)
+{
+	return ev->type == GPIOBROKER_EVENT_INITIAL_STATE;
+}
+
+GB_EXPORT int gpiobroker_event_get_value(const struct gpiobroker_event *ev)
+{
+	if (ev->type != GPIOBROKER_EVENT_EDGE && ev->type != GPIOBROKER_EVENT_INITIAL_STATE)
+		return -EINVAL;
+	return ev->value;
+}
+
+/* --- watches ----------------------------------------------------------------------- */
+
+#define REQ(w) ((struct gpiobroker_request *)(w))
+
+GB_EXPORT struct gpiobroker_watch *gpiobroker_watch(struct gpiobroker *b, const char *line,
+						   gpiobroker_watch_handler handler,
+						   void *userdata)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	struct gpiobroker_request *req;
+	char *chip = NULL;
+	unsigned int offset;
+	const char *path;
+	int r;
+
+	if (!b || !line || !handler) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Where the line is first: the handle must be complete before the first
+	 * signal (InitialState, right after the reply) is processed. */
+	r = gpiobroker_find_line(b, line, NULL, &chip, &offset);
+	if (r < 0) {
+		errno = -r;
+		return NULL;
+	}
+	learn_window(b);
+	r = sd_bus_call_method(b->bus, GB_NAME, GB_ROOT, GB_MANAGER, "Watch", &e, &reply,
+			       "sa{sv}", line, 0);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "o", &path);
+	if (r < 0) {
+		free(chip);
+		sd_bus_message_unref(reply);
+		errno = -fail(b, &e, r);
+		return NULL;
+	}
+	req = calloc(1, sizeof(*req));
+	if (req) {
+		req->b = b;
+		req->is_watch = true;
+		req->whandler = handler;
+		req->userdata = userdata;
+		req->have_seqno = true; /* ours from the start */
+		req->n_lines = 1;
+		req->path = strdup(path);
+		req->broker_unique = sd_bus_message_get_sender(reply) ?
+				     strdup(sd_bus_message_get_sender(reply)) : NULL;
+		req->chips = calloc(1, sizeof(char *));
+		req->offsets = calloc(1, sizeof(unsigned int));
+	}
+	if (!req || !req->path || !req->broker_unique || !req->chips || !req->offsets) {
+		sd_bus_call_method(b->bus, GB_NAME, path, GB_WATCH, "Close", NULL, NULL, "");
+		sd_bus_message_unref(reply);
+		if (req) {
+			free(req->path);
+			free(req->broker_unique);
+			free(req->chips);
+			free(req->offsets);
+			free(req);
+		}
+		free(chip);
+		errno = -fail(b, NULL, -ENOMEM);
+		return NULL;
+	}
+	sd_bus_message_unref(reply);
+	req->chips[0] = chip;
+	req->offsets[0] = offset;
+	req->next = b->requests;
+	b->requests = req;
+	clear_error(b);
+	return (struct gpiobroker_watch *)req;
+}
+
+GB_EXPORT int gpiobroker_watch_close(struct gpiobroker_watch *w)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	struct gpiobroker *b;
+	int r;
+
+	if (!w)
+		return 0;
+	b = REQ(w)->b;
+	r = sd_bus_call_method(b->bus, GB_NAME, REQ(w)->path, GB_WATCH, "Close", &e, NULL, "");
+	request_free_handle(REQ(w));
+	if (r < 0)
+		return fail(b, &e, r);
+	clear_error(b);
+	return 0;
+}
+
+GB_EXPORT const char *gpiobroker_watch_get_path(const struct gpiobroker_watch *w)
+{
+	return REQ(w)->path;
+}
+
+GB_EXPORT const char *gpiobroker_watch_get_chip(const struct gpiobroker_watch *w)
+{
+	return REQ(w)->chips[0];
+}
+
+GB_EXPORT unsigned int gpiobroker_watch_get_offset(const struct gpiobroker_watch *w)
+{
+	return REQ(w)->offsets[0];
+}
+
+GB_EXPORT uint64_t gpiobroker_watch_get_events_lost(const struct gpiobroker_watch *w)
+{
+	return REQ(w)->total_lost;
+}
+
+GB_EXPORT struct gpiobroker *gpiobroker_watch_get_broker(const struct gpiobroker_watch *w)
+{
+	return REQ(w)->b;
 }
 
 GB_EXPORT uint64_t gpiobroker_request_get_events_lost(const struct gpiobroker_request *req)

@@ -17,6 +17,7 @@
  * | gpio_set_value()             | gpiobroker_set_value()                |
  * | gpio_to_irq() + request_irq()| gpiobroker_to_irq()                   |
  * | gpio_free()                  | gpiobroker_free()                     |
+ * | sysfs "value" + poll()       | gpiobroker_watch() (read-only, not held) |
  * | devm_gpio_request()          | the default: a request lives no longer than its connection |
  *
  * Objects are opaque. @ref gpiobroker is one bus connection; @ref gpiobroker_request
@@ -323,6 +324,14 @@ enum gpiobroker_event_type {
 	GPIOBROKER_EVENT_CHIP_GONE,  /**< a chip of the request was unplugged; only release works now */
 	GPIOBROKER_EVENT_REVOKED,    /**< a policy reload revoked the request; it is gone */
 	GPIOBROKER_EVENT_BROKER_GONE,/**< the broker left the bus; the request is gone */
+	/**
+	 * The line's level when the subscription began (gpiobroker_event_get_value()),
+	 * before any edge: a watch's first event, and a request's first per
+	 * edge-detecting line when asked for with GPIOBROKER_IRQ_INITIAL_STATE. Comes
+	 * again when a watched line's source changes (a holder came or went): edges in
+	 * between belonged to nobody. gpiobroker_event_is_initial() is true for it.
+	 */
+	GPIOBROKER_EVENT_INITIAL_STATE,
 };
 
 /** One event, passed to the handler (opaque; valid only during the call). */
@@ -351,6 +360,26 @@ typedef void (*gpiobroker_irq_handler)(struct gpiobroker_request *req,
 int gpiobroker_to_irq(struct gpiobroker_request *req, gpiobroker_irq_handler handler,
 		      void *userdata);
 
+/** Flags of gpiobroker_to_irq_flags(). */
+enum gpiobroker_irq_flags {
+	/**
+	 * Also deliver the initial state (GPIOBROKER_EVENT_INITIAL_STATE) of each line
+	 * with edge detection, before its first edge. The broker sends it right after
+	 * the request is made (or, for a persistent request, subscribed); if it arrived
+	 * before this call, the handler is called with it from this call.
+	 */
+	GPIOBROKER_IRQ_INITIAL_STATE = 1 << 0,
+};
+
+/**
+ * gpiobroker_to_irq() with @p flags (0 or GPIOBROKER_IRQ_INITIAL_STATE). Without
+ * the flag, handlers never see GPIOBROKER_EVENT_INITIAL_STATE, so handlers written
+ * before it existed keep working.
+ * @return 0 or -errno (-EINVAL: unknown flags).
+ */
+int gpiobroker_to_irq_flags(struct gpiobroker_request *req, gpiobroker_irq_handler handler,
+			    void *userdata, unsigned int flags);
+
 /** The event's type. */
 enum gpiobroker_event_type gpiobroker_event_get_type(const struct gpiobroker_event *ev);
 /** EDGE: index of the line in the request. */
@@ -373,11 +402,66 @@ uint64_t gpiobroker_event_get_seqno(const struct gpiobroker_event *ev);
  * (lost on the bus, or arrived while no handler was set). 0 normally.
  */
 uint64_t gpiobroker_event_get_lost(const struct gpiobroker_event *ev);
+/** True for GPIOBROKER_EVENT_INITIAL_STATE: the level, not an edge. */
+bool gpiobroker_event_is_initial(const struct gpiobroker_event *ev);
+/**
+ * INITIAL_STATE: the level (logical, 0 or 1); EDGE: the level the edge led to
+ * (1 after rising); otherwise -EINVAL. Timestamp (gpiobroker_event_get_timestamp_ns())
+ * of an initial state: when the broker read it, on the line's event clock.
+ */
+int gpiobroker_event_get_value(const struct gpiobroker_event *ev);
 /** CHIP_GONE: the chip's name; REVOKED: the broker's reason; otherwise NULL. */
 const char *gpiobroker_event_get_detail(const struct gpiobroker_event *ev);
 
 /** Total events lost so far as seen by this handle (the sum of the lost counts). */
 uint64_t gpiobroker_request_get_events_lost(const struct gpiobroker_request *req);
+
+/** @} */
+
+/** @defgroup watch Watching a line without holding it
+ * A watch receives a line's level and edges while someone else (or nobody) holds
+ * it: the edges the holder's settings produce, with the same kernel timestamps and
+ * sequence numbers the holder sees. A line nobody holds is requested by the broker
+ * for its watchers (input, both edges) and handed over as soon as someone requests
+ * it. Watching needs the policy's watch-users or watch-groups, and a line has at
+ * most max-watchers watchers (gpiod-broker.policy(5)).
+ * @{ */
+
+/** A watch of one line (opaque): one Watch object of the broker. */
+struct gpiobroker_watch;
+
+/**
+ * Watch handler: as gpiobroker_irq_handler. Events: INITIAL_STATE first, then
+ * EDGE (index 0), CHIP_GONE, BROKER_GONE. It may call gpiobroker_watch_close(w).
+ */
+typedef void (*gpiobroker_watch_handler)(struct gpiobroker_watch *w,
+					 const struct gpiobroker_event *ev, void *userdata);
+
+/**
+ * Manager.Watch(): watch @p line (alias, name, CHIP:OFFSET or path). The handler
+ * runs from gpiobroker_process() (or the attached loop); its first event is the
+ * line's level. Like a managed request, a watch ends when the connection closes.
+ * Events are acknowledged automatically (flow control: a program that stops
+ * processing loses its own events, counted in gpiobroker_event_get_lost()).
+ * @return the watch, or NULL with errno set (EACCES: no watch permission; EBUSY:
+ * max-watchers reached, or the line is used outside the broker or is an output
+ * nobody holds).
+ */
+struct gpiobroker_watch *gpiobroker_watch(struct gpiobroker *b, const char *line,
+					  gpiobroker_watch_handler handler, void *userdata);
+
+/** Stop watching and free the handle (also from its own handler). 0 or -errno. */
+int gpiobroker_watch_close(struct gpiobroker_watch *w);
+/** The watch's object path ("/org/gpiodbroker1/watch/N"). */
+const char *gpiobroker_watch_get_path(const struct gpiobroker_watch *w);
+/** The watched line's chip name. */
+const char *gpiobroker_watch_get_chip(const struct gpiobroker_watch *w);
+/** The watched line's offset. */
+unsigned int gpiobroker_watch_get_offset(const struct gpiobroker_watch *w);
+/** Total events lost so far as seen by this handle. */
+uint64_t gpiobroker_watch_get_events_lost(const struct gpiobroker_watch *w);
+/** The connection the watch belongs to. */
+struct gpiobroker *gpiobroker_watch_get_broker(const struct gpiobroker_watch *w);
 
 /** @} */
 

@@ -1155,6 +1155,10 @@ struct monitor {
 	bool json;
 	unsigned long left; /* 0: forever */
 	int status;
+	const char *cmd;
+	char **watch_names; /* watch: per watch, the user's name */
+	struct gpiobroker_watch **watches;
+	int n_watches;
 };
 
 static void json_str(const char *s)
@@ -1173,32 +1177,31 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event *ev, void *userdata)
+/* One event of @p chip:@p offset (index @p idx, called @p name by the user), in
+ * the chosen format; the initial state is a line of its own, not counted. */
+static void print_event(struct monitor *mon, const struct gpiobroker_event *ev, const char *name,
+			const char *chip, unsigned int idx)
 {
-	struct monitor *mon = userdata;
 	enum gpiobroker_event_type type = gpiobroker_event_get_type(ev);
-	unsigned int idx;
-	uint64_t ts;
-	const char *edge, *name, *chip;
+	uint64_t ts = gpiobroker_event_get_timestamp_ns(ev);
+	bool initial = gpiobroker_event_is_initial(ev);
+	const char *edge;
 
-	if (type != GPIOBROKER_EVENT_EDGE) {
+	if (type != GPIOBROKER_EVENT_EDGE && !initial) {
 		const char *detail = gpiobroker_event_get_detail(ev);
 
 		if (type == GPIOBROKER_EVENT_CHIP_GONE)
-			fprintf(stderr, "gpiobrokerctl: monitor: chip %s was unplugged\n", detail);
+			fprintf(stderr, "gpiobrokerctl: %s: chip %s was unplugged\n", mon->cmd, detail);
 		else if (type == GPIOBROKER_EVENT_REVOKED)
-			fprintf(stderr, "gpiobrokerctl: monitor: request revoked: %s\n", detail);
+			fprintf(stderr, "gpiobrokerctl: %s: request revoked: %s\n", mon->cmd, detail);
 		else
-			fprintf(stderr, "gpiobrokerctl: monitor: the broker left the bus\n");
+			fprintf(stderr, "gpiobrokerctl: %s: the broker left the bus\n", mon->cmd);
 		mon->status = EX_ERROR;
 		sd_event_exit(mon->loop, 0);
 		return;
 	}
-	idx = gpiobroker_event_get_index(ev);
-	ts = gpiobroker_event_get_timestamp_ns(ev);
-	edge = gpiobroker_event_get_edge(ev) == GPIOBROKER_EDGE_RISING ? "rising" : "falling";
-	chip = gpiobroker_request_get_chip(req, idx);
-	name = mon->names ? mon->names[idx] : NULL;
+	edge = initial ? "initial" :
+	       gpiobroker_event_get_edge(ev) == GPIOBROKER_EDGE_RISING ? "rising" : "falling";
 	if (mon->json) {
 		printf("{\"timestamp_ns\":%" PRIu64 ",\"edge\":\"%s\",\"line\":", ts, edge);
 		if (name)
@@ -1207,21 +1210,36 @@ static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event
 			printf("null");
 		printf(",\"chip\":");
 		json_str(chip ? chip : "");
-		printf(",\"offset\":%u,\"index\":%u,\"seqno\":%" PRIu64 ",\"global_seqno\":%" PRIu64
-		       ",\"line_seqno\":%" PRIu64 ",\"lost\":%" PRIu64 "}\n",
-		       gpiobroker_event_get_offset(ev), idx, gpiobroker_event_get_seqno(ev),
-		       gpiobroker_event_get_global_seqno(ev), gpiobroker_event_get_line_seqno(ev),
-		       gpiobroker_event_get_lost(ev));
+		printf(",\"offset\":%u,\"index\":%u,\"seqno\":%" PRIu64, gpiobroker_event_get_offset(ev),
+		       idx, gpiobroker_event_get_seqno(ev));
+		if (initial)
+			printf(",\"value\":%d}\n", gpiobroker_event_get_value(ev));
+		else
+			printf(",\"global_seqno\":%" PRIu64 ",\"line_seqno\":%" PRIu64 ",\"lost\":%" PRIu64
+			       "}\n", gpiobroker_event_get_global_seqno(ev),
+			       gpiobroker_event_get_line_seqno(ev), gpiobroker_event_get_lost(ev));
 	} else {
-		if (gpiobroker_event_get_lost(ev))
+		if (!initial && gpiobroker_event_get_lost(ev))
 			printf("# %" PRIu64 " event(s) lost\n", gpiobroker_event_get_lost(ev));
-		printf("%" PRIu64 ".%09" PRIu64 "\t%s\t%s\t%s:%u\tseqno=%" PRIu64 "\n",
-		       ts / 1000000000, ts % 1000000000, edge, name ? name : "-", chip ? chip : "?",
-		       gpiobroker_event_get_offset(ev), gpiobroker_event_get_seqno(ev));
+		printf("%" PRIu64 ".%09" PRIu64 "\t%s\t%s\t%s:%u\t", ts / 1000000000, ts % 1000000000,
+		       edge, name ? name : "-", chip ? chip : "?", gpiobroker_event_get_offset(ev));
+		if (initial)
+			printf("value=%d\n", gpiobroker_event_get_value(ev));
+		else
+			printf("seqno=%" PRIu64 "\n", gpiobroker_event_get_seqno(ev));
 	}
 	fflush(stdout);
-	if (mon->left && --mon->left == 0)
+	if (!initial && mon->left && --mon->left == 0)
 		sd_event_exit(mon->loop, 0);
+}
+
+static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event *ev, void *userdata)
+{
+	struct monitor *mon = userdata;
+	unsigned int idx = gpiobroker_event_get_index(ev);
+
+	print_event(mon, ev, mon->names ? mon->names[idx] : NULL,
+		    gpiobroker_request_get_chip(req, idx), idx);
 }
 
 static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata)
@@ -1239,9 +1257,11 @@ static const char help_monitor[] =
 	"or S seconds (exit code 6). The lines are requested as inputs with edge\n"
 	"detection (default --edge both), released as this command exits. A persistent\n"
 	"request PATH is subscribed to instead.\n"
-	"Text: SECONDS.NANOSECONDS EDGE LINE CHIP:OFFSET seqno=N (and \"# N event(s) lost\"\n"
-	"lines). JSON: one object per line with timestamp_ns, edge, line, chip, offset,\n"
-	"index, seqno, global_seqno, line_seqno, lost.\n"
+	"First, each line's level: SECONDS.NANOSECONDS initial LINE CHIP:OFFSET value=V\n"
+	"(not counted in N). Then edges: SECONDS.NANOSECONDS EDGE LINE CHIP:OFFSET seqno=N\n"
+	"(and \"# N event(s) lost\" lines). JSON: one object per line with timestamp_ns,\n"
+	"edge (\"initial\" with value), line, chip, offset, index, seqno, global_seqno,\n"
+	"line_seqno, lost.\n"
 	"  -n, --count N          exit after N events\n"
 	"  -t, --timeout S        exit (code 6) after S seconds\n"
 	"  -F, --format FORMAT    text (default) or json\n"
@@ -1259,7 +1279,7 @@ static int cmd_monitor(int argc, char **argv)
 		{ 0 }
 	};
 	struct gpiobroker_line_settings base, *s = NULL;
-	struct monitor mon = { .status = EX_OK };
+	struct monitor mon = { .status = EX_OK, .cmd = "monitor" };
 	struct gpiobroker_request *req = NULL;
 	const char *label = "gpiobrokerctl-monitor";
 	double timeout = 0;
@@ -1341,7 +1361,7 @@ static int cmd_monitor(int argc, char **argv)
 		mon.status = EX_ERROR;
 		goto out;
 	}
-	r = gpiobroker_to_irq(req, on_irq, &mon);
+	r = gpiobroker_to_irq_flags(req, on_irq, &mon, GPIOBROKER_IRQ_INITIAL_STATE);
 	if (r < 0) {
 		mon.status = fail("monitor", r);
 		goto out;
@@ -1357,6 +1377,119 @@ out:
 		gpiobroker_free(req);
 	else
 		gpiobroker_request_close(req); /* a persistent request stays */
+	sd_event_unref(mon.loop);
+	return mon.status;
+}
+
+/* --- watch ------------------------------------------------------------------------- */
+
+static void on_watch_event(struct gpiobroker_watch *w, const struct gpiobroker_event *ev,
+			   void *userdata)
+{
+	struct monitor *mon = userdata;
+	int i;
+
+	for (i = 0; i < mon->n_watches && mon->watches[i] != w; i++)
+		;
+	print_event(mon, ev, i < mon->n_watches ? mon->watch_names[i] : NULL,
+		    gpiobroker_watch_get_chip(w), 0);
+}
+
+static const char usage_watch[] =
+	"gpiobrokerctl watch [--count N] [--timeout S] [--format text|json] LINE...";
+static const char help_watch[] =
+	"Watch lines without requesting them: their level, then every edge, while\n"
+	"others hold them (they see what the holder's settings detect) or nobody does\n"
+	"(then the broker watches both edges until someone requests the line). Needs\n"
+	"the policy's watch-users or watch-groups. Output as monitor (index 0).\n"
+	"  -n, --count N          exit after N edges\n"
+	"  -t, --timeout S        exit (code 6) after S seconds\n"
+	"  -F, --format FORMAT    text (default) or json\n";
+
+static int cmd_watch(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "count", required_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct monitor mon = { .status = EX_OK, .cmd = "watch" };
+	double timeout = 0;
+	sigset_t mask;
+	char *end;
+	int c, r, n;
+
+	while ((c = getopt_long(argc, argv, "+n:t:F:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			mon.left = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || mon.left == 0)
+				return usage_error(usage_watch, "watch: bad count %s", optarg);
+			break;
+		case 't':
+			timeout = strtod(optarg, &end);
+			if (!*optarg || *end || timeout <= 0)
+				return usage_error(usage_watch, "watch: bad timeout %s", optarg);
+			break;
+		case 'F':
+			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0)
+				return usage_error(usage_watch, "watch: bad format %s", optarg);
+			mon.json = strcmp(optarg, "json") == 0;
+			break;
+		default:
+			return usage_error(usage_watch, "watch: bad option%s", "");
+		}
+	}
+	n = argc - optind;
+	if (n < 1)
+		return usage_error(usage_watch, "watch: %s", "no LINE given");
+	mon.watches = calloc(n, sizeof(*mon.watches));
+	if (!mon.watches)
+		return EX_ERROR;
+	mon.watch_names = argv + optind;
+	r = sd_event_new(&mon.loop);
+	if (r >= 0)
+		r = gpiobroker_attach_event(B, mon.loop, 0);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if (r >= 0)
+		r = sd_event_add_signal(mon.loop, NULL, SIGINT, NULL, NULL);
+	if (r >= 0)
+		r = sd_event_add_signal(mon.loop, NULL, SIGTERM, NULL, NULL);
+	if (r >= 0 && timeout > 0) {
+		uint64_t now;
+
+		sd_event_now(mon.loop, CLOCK_MONOTONIC, &now);
+		r = sd_event_add_time(mon.loop, NULL, CLOCK_MONOTONIC,
+				      now + (uint64_t)(timeout * 1e6), 0, on_timeout, &mon);
+	}
+	if (r < 0) {
+		fprintf(stderr, "gpiobrokerctl: watch: event loop: %s\n", strerror(-r));
+		mon.status = EX_ERROR;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		mon.watches[i] = gpiobroker_watch(B, argv[optind + i], on_watch_event, &mon);
+		if (!mon.watches[i]) {
+			mon.status = fail(argv[optind + i], -errno);
+			goto out;
+		}
+		mon.n_watches = i + 1;
+	}
+	r = sd_event_loop(mon.loop);
+	if (r < 0) {
+		fprintf(stderr, "gpiobrokerctl: watch: %s\n", strerror(-r));
+		mon.status = EX_ERROR;
+	}
+out:
+	for (int i = 0; i < mon.n_watches; i++)
+		gpiobroker_watch_close(mon.watches[i]);
+	gpiobroker_detach_event(B);
+	free(mon.watches);
 	sd_event_unref(mon.loop);
 	return mon.status;
 }
@@ -1459,6 +1592,7 @@ static const struct command {
 	{ "set", cmd_set, usage_set, help_set },
 	{ "reconfigure", cmd_reconfigure, usage_reconfigure, help_reconfigure },
 	{ "monitor", cmd_monitor, usage_monitor, help_monitor },
+	{ "watch", cmd_watch, usage_watch, help_watch },
 	{ "wait", cmd_wait, usage_wait, help_wait },
 };
 

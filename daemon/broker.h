@@ -18,6 +18,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "flow.h"
 #include "hashmap.h"
 #include "line-config.h"
 #include "policy.h"
@@ -26,10 +27,12 @@
 #define GB_ROOT_PATH       "/org/gpiodbroker1"
 #define GB_CHIP_PREFIX     GB_ROOT_PATH "/chip"
 #define GB_REQUEST_PREFIX  GB_ROOT_PATH "/request"
+#define GB_WATCH_PREFIX    GB_ROOT_PATH "/watch"
 #define GB_IFACE_MANAGER   GB_BUS_NAME ".Manager"
 #define GB_IFACE_CHIP      GB_BUS_NAME ".Chip"
 #define GB_IFACE_LINE      GB_BUS_NAME ".Line"
 #define GB_IFACE_REQUEST   GB_BUS_NAME ".Request"
+#define GB_IFACE_WATCH     GB_BUS_NAME ".Watch"
 
 /* Upper bounds that keep one caller from making the broker allocate without limit. */
 #define GB_MAX_LINES_PER_REQUEST 512
@@ -58,6 +61,9 @@ typedef struct Request Request;
 typedef struct ReqChip ReqChip;
 typedef struct ReqLine ReqLine;
 typedef struct Client Client;
+typedef struct Watch Watch;
+typedef struct WatchSource WatchSource;
+struct gb_edge;
 
 struct Broker {
 	sd_event *event;
@@ -83,6 +89,11 @@ struct Broker {
 	bool fdstore;             /* a service manager takes fds (NOTIFY_SOCKET) */
 	bool record;              /* write metadata (fd store, or --state-dir given) */
 	bool handover;            /* stopping for a restart: leave stored lines as they are */
+	Hashmap *watches;         /* object path -> Watch */
+	uint64_t next_watch_id;
+	unsigned int event_window; /* flow control per subscriber (flow.h); 0: defaults */
+	unsigned int event_queue;
+	bool event_queue_set;
 };
 
 struct Line {
@@ -91,6 +102,9 @@ struct Line {
 	char *path;
 	struct gpiod_line_info *info; /* kernel's view, refreshed by the info watch */
 	Request *holder;              /* the broker request holding it, or NULL */
+	Watch *watchers;              /* read-only subscribers (watch.c) */
+	unsigned int n_watchers;
+	WatchSource *source;          /* the broker's own request while nobody holds it */
 };
 
 struct Chip {
@@ -147,8 +161,9 @@ struct Request {
 	ReqLine *lines;
 	unsigned int n_chips;
 	ReqChip *chips;
-	uint64_t events_sent;       /* broker sequence number of the last Event signal */
-	uint64_t events_lost;
+	Flow flow;                  /* the owner's events: seqno, lost count, queue */
+	uint64_t since_ns;          /* edges up to this are in the owner's initial state */
+	bool since_valid;
 	bool chip_gone;
 	bool stored;                /* its fds are in the fd store / metadata on disk */
 	char *owner_name;           /* fdstore.c, while restoring: the recorded owner */
@@ -162,6 +177,21 @@ struct Client {
 	gid_t *groups;              /* supplementary groups, as the bus reports them */
 	size_t n_groups;
 	Request *requests;          /* managed requests (and persistent ones it subscribes to) */
+	Watch *watches;             /* its watches, removed with it */
+};
+
+struct Watch {
+	Broker *broker;
+	uint64_t id;
+	char *path;
+	Line *line;                 /* NULL once the chip is gone */
+	Watch *line_next;           /* Line's watchers */
+	Watch *client_next;         /* Client's watches */
+	Client *client;
+	Flow flow;
+	uint64_t since_ns;          /* edges up to this are in the initial state */
+	bool since_valid;
+	uint64_t last_line_seqno;   /* of the source now feeding it: kernel loss per line */
 };
 
 /* chip.c */
@@ -223,6 +253,27 @@ int client_get_by_name(Broker *b, const char *name, Client **ret, sd_bus_error *
 /** LimitsExceeded if @p c may not make a request of @p n_lines more lines. */
 int limits_check_request(Broker *b, const Client *c, unsigned int n_lines, bool persistent,
 			 sd_bus_error *error);
+
+/* watch.c */
+/** Manager.Watch(s line, a{sv} options) -> o */
+int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int watch_add_vtables(Broker *b);
+/** An edge on a held line: to each of its watchers. */
+void watch_fan_out(Line *l, const struct gb_edge *ev);
+/** Before a request takes @p l: the broker's own request, if any, lets go. */
+void watch_line_yield(Line *l);
+/** The line has a new source of events (a holder came, or went, or a request
+ * failed): watchers get its level again as an InitialState. */
+void watch_line_resync(Line *l);
+void watch_client_gone(Client *c);
+void watch_chip_gone(Line *l);
+void watch_revalidate(Broker *b);
+/** Read the level of each edge-detecting line of a new (or newly subscribed)
+ * request (edges stamped before this count as in it)... */
+int request_read_initial_state(Request *r, struct gb_event **ret, size_t *n);
+/** ... and send them as InitialState (frees @p evs). Read before the method reply,
+ * sent after it. */
+void request_push_initial_state(Request *r, struct gb_event *evs, size_t n);
 
 /* manager.c */
 int manager_add_vtables(Broker *b);

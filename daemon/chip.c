@@ -63,9 +63,11 @@ static void chip_remove(Chip *c)
 
 	log_notice("chip %s (%s) is gone", c->name, c->label);
 	/* Requests first: they notify their owners and let go of the lines. */
-	for (unsigned int i = 0; i < c->num_lines; i++)
+	for (unsigned int i = 0; i < c->num_lines; i++) {
 		if (c->lines[i].holder)
 			request_chip_gone(c->lines[i].holder, c);
+		watch_chip_gone(&c->lines[i]);
+	}
 	for (unsigned int i = 0; i < c->num_lines; i++)
 		sd_bus_emit_object_removed(b->bus, c->lines[i].path);
 	sd_bus_emit_object_removed(b->bus, c->path);
@@ -421,6 +423,14 @@ static int line_get(sd_bus *bus, const char *path, const char *iface, const char
 	if (strcmp(prop, "EventClock") == 0)
 		return sd_bus_message_append(reply, "s",
 					     gb_clock_name(gpiod_line_info_get_event_clock(i)));
+	if (strcmp(prop, "Watchers") == 0) {
+		int r = sd_bus_message_open_container(reply, 'a', "(su)");
+
+		for (Watch *w = l->watchers; r >= 0 && w; w = w->line_next)
+			r = sd_bus_message_append(reply, "(su)", w->client ? w->client->name : "",
+						  w->client ? (uint32_t)w->client->uid : 0);
+		return r < 0 ? r : sd_bus_message_close_container(reply);
+	}
 	if (strcmp(prop, "Request") == 0)
 		return sd_bus_message_append(reply, "o", l->holder ? l->holder->path : "/");
 	if (strcmp(prop, "RequestLabel") == 0)
@@ -457,6 +467,7 @@ static const sd_bus_vtable line_vtable[] = {
 	LINE_PROP("EventClock", "s"),
 	LINE_PROP("Request", "o"),
 	LINE_PROP("RequestLabel", "s"),
+	LINE_PROP("Watchers", "a(su)"),
 	LINE_PROP("Alias", "s"),
 	LINE_PROP("Policy", "s"),
 	SD_BUS_VTABLE_END

@@ -35,6 +35,7 @@ static void client_free(Client *c)
 			request_free(r, "its owner left the bus");
 		}
 	}
+	watch_client_gone(c);
 	hashmap_remove(c->broker->clients, c->name);
 	free(c->name);
 	free(c->groups);
@@ -185,6 +186,9 @@ void client_attach_request(Client *c, Request *r)
 	r->client = c;
 	r->client_next = c->requests;
 	c->requests = r;
+	if (flow_set_dest(&r->flow, c->name) < 0)
+		log_warning("request %s: out of memory: events for %s are counted lost", r->path,
+			    c->name);
 }
 
 void client_detach_request(Client *c, Request *r)
@@ -196,4 +200,5 @@ void client_detach_request(Client *c, Request *r)
 		}
 	r->client_next = NULL;
 	r->client = NULL;
+	flow_set_dest(&r->flow, NULL);
 }

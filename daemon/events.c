@@ -9,7 +9,9 @@
  * Nothing is lost silently. The kernel numbers events per request (global seqno);
  * a gap means its buffer overflowed, and the broker says so with EventsLost and the
  * EventsLost property. The broker numbers the signals it sends (Event's last field),
- * so a client also sees any loss after the broker, on the bus.
+ * so a client also sees any loss after the broker, on the bus. Each subscriber's
+ * events pass through its own bounded queue (flow.c): a client that does not keep
+ * up loses its own events, counted, and delays nobody.
  */
 
 #include <errno.h>
@@ -45,13 +47,6 @@ int request_emit(Request *r, const char *member, const char *types, ...)
 	return ret;
 }
 
-static void count_lost(Request *r, uint64_t n)
-{
-	r->events_lost += n;
-	request_emit(r, "EventsLost", "tt", n, r->events_lost);
-	sd_bus_emit_properties_changed(r->broker->bus, r->path, GB_IFACE_REQUEST, "EventsLost", NULL);
-}
-
 static int line_index(Request *r, ReqChip *rc, unsigned int offset)
 {
 	for (unsigned int i = 0; i < r->n_lines; i++)
@@ -83,29 +78,29 @@ static int on_edge(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	for (int i = 0; i < n; i++) {
 		uint64_t gseq = ev[i].global_seqno;
 		int idx = line_index(r, rc, ev[i].offset);
-		int ret;
+		struct gb_event e = {
+			.kind = ev[i].rising ? GB_EV_RISING : GB_EV_FALLING,
+			.offset = ev[i].offset,
+			.timestamp_ns = ev[i].timestamp_ns,
+			.global_seqno = gseq,
+			.line_seqno = ev[i].line_seqno,
+		};
 
 		if (rc->seqno_unknown)
 			rc->seqno_unknown = false; /* adopted (fdstore.c): no gap to measure */
 		else if (gseq > rc->last_global_seqno + 1)
-			count_lost(r, gseq - rc->last_global_seqno - 1);
+			flow_lost(&r->flow, gseq - rc->last_global_seqno - 1);
 		rc->last_global_seqno = gseq;
 		if (idx < 0)
 			continue;
-		r->events_sent++;
-		if (!r->client) {
-			/* A persistent request with nobody subscribed: nobody to tell now,
-			 * so it is counted; the next subscriber sees it in EventsLost. */
-			r->events_lost++;
-			continue;
-		}
-		ret = request_emit(r, "Event", "uustttt", (unsigned)idx, ev[i].offset,
-				   ev[i].rising ? "rising" : "falling", ev[i].timestamp_ns, gseq,
-				   ev[i].line_seqno, r->events_sent);
-		if (ret < 0) {
-			log_warning_errno(ret, "request %s: cannot send event: %m", r->path);
-			count_lost(r, 1);
-		}
+		/* Watchers first or owner first makes no difference: neither waits for
+		 * the other, each has its own queue (flow.c). */
+		e.index = (uint32_t)idx;
+		/* Edges stamped before the owner's initial state are already in it. */
+		if (!r->since_valid || ev[i].timestamp_ns > r->since_ns)
+			flow_push_edge(&r->flow, &e);
+		if (r->lines[idx].line)
+			watch_fan_out(r->lines[idx].line, &ev[i]);
 	}
 	return 0;
 }

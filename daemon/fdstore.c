@@ -36,6 +36,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "flow.h"
 #include "line-request.h"
 #include "log.h"
 #include "macro.h"
@@ -610,6 +611,11 @@ static Request *read_meta(Broker *b, const char *path, uint64_t id)
 		r->path = NULL;
 		err = "out of memory";
 	}
+	/* The owner's event flow starts afresh: the client acknowledges by the new
+	 * broker's seqnos, and what the old broker had in flight is gone with it. */
+	if (!err)
+		flow_init(&r->flow, b->bus, r->path, GB_IFACE_REQUEST, b->event_window,
+			  b->event_queue);
 	if (err) {
 		if (lineno)
 			log_error("state file %s: line %u: %s; releasing request %" PRIu64, path,

@@ -25,6 +25,9 @@ static const char *arg_bus = "system";
 static const char *arg_dev_dir = "/dev";
 static const char *arg_policy_dir = SYSCONFDIR "/gpiod-broker/policy.d";
 static const char *arg_state_dir = NULL;
+static unsigned int arg_event_window = GB_FLOW_DEFAULT_WINDOW;
+static unsigned int arg_event_queue = GB_FLOW_DEFAULT_QUEUE;
+static bool arg_event_queue_set;
 
 static void help(void)
 {
@@ -42,12 +45,15 @@ static void help(void)
 	       "     --max-requests-per-client=N  managed requests one connection may hold (default %u)\n"
 	       "     --max-lines-per-client=N     lines in them (default %u)\n"
 	       "     --max-persistent-per-uid=N   persistent requests one uid may hold (default %u)\n"
-	       "                                  (0: no limit; root is not exempt)\n\n"
+	       "                                  (0: no limit; root is not exempt)\n"
+	       "     --event-window=N    events a subscriber may have unacknowledged (default %d)\n"
+	       "     --event-queue=N     events queued per subscriber beyond that (default %d)\n\n"
 	       "SIGHUP reloads the policy; SIGTERM releases every line and exits. Killed or\n"
 	       "crashed under systemd, the broker leaves its lines as they are and the next\n"
 	       "one takes them over (fd store).\n",
 	       GB_BUS_NAME, arg_policy_dir, GB_DEFAULT_MAX_REQUESTS_PER_CLIENT,
-	       GB_DEFAULT_MAX_LINES_PER_CLIENT, GB_DEFAULT_MAX_PERSISTENT_PER_UID);
+	       GB_DEFAULT_MAX_LINES_PER_CLIENT, GB_DEFAULT_MAX_PERSISTENT_PER_UID,
+	       GB_FLOW_DEFAULT_WINDOW, GB_FLOW_DEFAULT_QUEUE);
 }
 
 static int parse_limit(const char *s, unsigned int *ret)
@@ -80,7 +86,8 @@ static void raise_fd_limit(void)
 static int parse_argv(int argc, char **argv)
 {
 	enum { ARG_VERSION = 0x100, ARG_BUS, ARG_LOG_LEVEL, ARG_DEV_DIR, ARG_POLICY_DIR,
-	       ARG_STATE_DIR, ARG_MAX_REQUESTS, ARG_MAX_LINES, ARG_MAX_PERSISTENT };
+	       ARG_STATE_DIR, ARG_MAX_REQUESTS, ARG_MAX_LINES, ARG_MAX_PERSISTENT,
+	       ARG_EVENT_WINDOW, ARG_EVENT_QUEUE };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -92,6 +99,8 @@ static int parse_argv(int argc, char **argv)
 		{ "max-requests-per-client", required_argument, NULL, ARG_MAX_REQUESTS },
 		{ "max-lines-per-client", required_argument, NULL, ARG_MAX_LINES },
 		{ "max-persistent-per-uid", required_argument, NULL, ARG_MAX_PERSISTENT },
+		{ "event-window", required_argument, NULL, ARG_EVENT_WINDOW },
+		{ "event-queue", required_argument, NULL, ARG_EVENT_QUEUE },
 		{}
 	};
 	int c, l;
@@ -135,6 +144,28 @@ static int parse_argv(int argc, char **argv)
 				log_error("invalid limit '%s' for --%s", optarg,
 					  options[c - ARG_VERSION + 1].name);
 				return -EINVAL;
+			}
+			break;
+		}
+		case ARG_EVENT_WINDOW:
+		case ARG_EVENT_QUEUE: {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || !*optarg || *end || v > GB_FLOW_MAX ||
+			    (c == ARG_EVENT_WINDOW && v < 2)) {
+				log_error("--%s must be a number %d-%d, not '%s'",
+					  c == ARG_EVENT_WINDOW ? "event-window" : "event-queue",
+					  c == ARG_EVENT_WINDOW ? 2 : 0, GB_FLOW_MAX, optarg);
+				return -EINVAL;
+			}
+			if (c == ARG_EVENT_WINDOW)
+				arg_event_window = v;
+			else {
+				arg_event_queue = v;
+				arg_event_queue_set = true;
 			}
 			break;
 		}
@@ -301,6 +332,9 @@ int main(int argc, char **argv)
 	b.dev_dir = (char *)arg_dev_dir;
 	b.policy_dir = (char *)arg_policy_dir;
 	raise_fd_limit();
+	b.event_window = arg_event_window;
+	b.event_queue = arg_event_queue;
+	b.event_queue_set = arg_event_queue_set;
 	r = broker_run(&b);
 	sd_notify(0, "STOPPING=1");
 	broker_done(&b);

@@ -54,13 +54,30 @@ static int get_version(sd_bus *bus, const char *path, const char *iface, const c
 	return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
 }
 
+/* Flow control numbers (flow.h): the client library acks every EventWindow/2. */
+static int get_flow(sd_bus *bus, const char *path, const char *iface, const char *prop,
+		    sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	Broker *b = userdata;
+
+	if (strcmp(prop, "EventWindow") == 0)
+		return sd_bus_message_append(reply, "u", b->event_window ? b->event_window
+									 : GB_FLOW_DEFAULT_WINDOW);
+	return sd_bus_message_append(reply, "u", b->event_queue);
+}
+
 static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_START(0),
 	SD_BUS_PROPERTY("Version", "s", get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("EventWindow", "u", get_flow, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("EventQueue", "u", get_flow, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_METHOD_WITH_ARGS("Request",
 				SD_BUS_ARGS("s", label, "a(sa{sv})", lines, "a{sv}", options),
 				SD_BUS_RESULT("o", request),
 				method_request, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Watch", SD_BUS_ARGS("s", line, "a{sv}", options),
+				SD_BUS_RESULT("o", watch),
+				method_watch, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("FindLine", SD_BUS_ARGS("s", line),
 				SD_BUS_RESULT("o", line, "s", chip, "u", offset),
 				method_find_line, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -78,8 +95,14 @@ int manager_add_vtables(Broker *b)
 {
 	int r;
 
+	/* The queue limit's default is set here, so that main.c only parses options. */
+	if (!b->event_queue_set)
+		b->event_queue = GB_FLOW_DEFAULT_QUEUE;
 	r = sd_bus_add_object_vtable(b->bus, NULL, GB_ROOT_PATH, GB_IFACE_MANAGER, manager_vtable, b);
 	if (r >= 0)
 		r = sd_bus_add_object_manager(b->bus, NULL, GB_ROOT_PATH);
+	/* Watches hang off the Manager (Manager.Watch). */
+	if (r >= 0)
+		r = watch_add_vtables(b);
 	return r;
 }

@@ -181,6 +181,7 @@ int broker_load_policy(Broker *b, bool initial, sd_bus_error *error)
 
 		b->policy = p;
 		revalidate_requests(b);
+		watch_revalidate(b);
 		gb_policy_free(old);
 		emit_all_lines_changed(b);
 	} else {
@@ -282,6 +283,16 @@ int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error)
 					  "may-use", "b", may,
 					  "root-bypass", "b", bypass,
 					  "reason", "s", may ? "" : reason);
+	if (r >= 0) {
+		unsigned int max;
+		char wreason[512];
+		bool may_watch = gb_policy_check_watch(b->policy, &id, &caller, &max, wreason,
+						       sizeof(wreason)) == 0;
+
+		r = sd_bus_message_append(reply, "{sv}{sv}{sv}", "may-watch", "b", may_watch,
+					  "max-watchers", "u", max,
+					  "watch-reason", "s", may_watch ? "" : wreason);
+	}
 	if (r >= 0 && e) {
 		r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}",
 					  "direction-may-change", "b", e->direction_may_change,

@@ -74,6 +74,8 @@ static void entry_clear(struct gb_policy_entry *e)
 	free(e->offsets);
 	free(e->uids);
 	free(e->gids);
+	free(e->watch_uids);
+	free(e->watch_gids);
 	free(e->label_prefix);
 }
 
@@ -289,16 +291,23 @@ static int add_offset(struct parser *p, const char *key, const char *item, void 
 	return 0;
 }
 
+/* Where a list of users or groups goes: users/groups or watch-users/watch-groups. */
+struct id_list {
+	unsigned int **ids;
+	size_t *n;
+	bool *any;
+};
+
 static int add_user(struct parser *p, const char *key, const char *item, void *ud)
 {
-	struct gb_policy_entry *e = ud;
+	struct id_list *e = ud;
 	struct passwd pw, *res = NULL;
 	char buf[4096];
 	unsigned int id;
 	uid_t *n;
 
 	if (strcmp(item, "*") == 0) {
-		e->any_user = true;
+		*e->any = true;
 		return 0;
 	}
 	if (parse_uint(item, UINT_MAX - 1, &id) < 0) {
@@ -308,17 +317,17 @@ static int add_user(struct parser *p, const char *key, const char *item, void *u
 		}
 		id = res->pw_uid;
 	}
-	n = realloc(e->uids, (e->n_uids + 1) * sizeof(*n));
+	n = realloc(*e->ids, (*e->n + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
-	e->uids = n;
-	e->uids[e->n_uids++] = id;
+	*e->ids = n;
+	(*e->ids)[(*e->n)++] = id;
 	return 0;
 }
 
 static int add_group(struct parser *p, const char *key, const char *item, void *ud)
 {
-	struct gb_policy_entry *e = ud;
+	struct id_list *e = ud;
 	struct group gr, *res = NULL;
 	char buf[8192];
 	unsigned int id;
@@ -331,18 +340,19 @@ static int add_group(struct parser *p, const char *key, const char *item, void *
 		}
 		id = res->gr_gid;
 	}
-	n = realloc(e->gids, (e->n_gids + 1) * sizeof(*n));
+	n = realloc(*e->ids, (*e->n + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
-	e->gids = n;
-	e->gids[e->n_gids++] = id;
+	*e->ids = n;
+	(*e->ids)[(*e->n)++] = id;
 	return 0;
 }
 
 enum {
 	K_CHIP, K_OFFSET, K_OFFSETS, K_LINE_NAME, K_USERS, K_GROUPS, K_DIRECTIONS,
 	K_DIRECTION_MAY_CHANGE, K_EDGES, K_BIAS, K_DRIVE, K_PERSISTENT, K_LABEL_PREFIX,
-	K_SAFE_STATE, K_INITIAL_VALUE, K_ROOT_BYPASS,
+	K_SAFE_STATE, K_INITIAL_VALUE, K_ROOT_BYPASS, K_WATCH_USERS, K_WATCH_GROUPS,
+	K_MAX_WATCHERS,
 };
 
 static const struct {
@@ -366,6 +376,9 @@ static const struct {
 	{ "safe-state", K_SAFE_STATE, 3 },
 	{ "initial-value", K_INITIAL_VALUE, 3 },
 	{ "root-bypass", K_ROOT_BYPASS, 4 },
+	{ "watch-users", K_WATCH_USERS, 3 },
+	{ "watch-groups", K_WATCH_GROUPS, 3 },
+	{ "max-watchers", K_MAX_WATCHERS, 3 },
 };
 
 static int set_key(struct parser *p, const char *key, char *value)
@@ -415,9 +428,26 @@ static int set_key(struct parser *p, const char *key, char *value)
 	case K_OFFSETS:
 		return for_each_item(p, key, value, add_offset, e);
 	case K_USERS:
-		return for_each_item(p, key, value, add_user, e);
+		return for_each_item(p, key, value, add_user,
+				     &(struct id_list){ &e->uids, &e->n_uids, &e->any_user });
 	case K_GROUPS:
-		return for_each_item(p, key, value, add_group, e);
+		return for_each_item(p, key, value, add_group,
+				     &(struct id_list){ &e->gids, &e->n_gids, NULL });
+	case K_WATCH_USERS:
+		return for_each_item(p, key, value, add_user,
+				     &(struct id_list){ &e->watch_uids, &e->n_watch_uids,
+							&e->watch_any_user });
+	case K_WATCH_GROUPS:
+		return for_each_item(p, key, value, add_group,
+				     &(struct id_list){ &e->watch_gids, &e->n_watch_gids, NULL });
+	case K_MAX_WATCHERS:
+		if (parse_uint(value, GB_MAX_MAX_WATCHERS, &v) < 0 || v == 0) {
+			ERR(p, "'max-watchers' must be a number 1-%d, not '%s'", GB_MAX_MAX_WATCHERS,
+			    value);
+			return -EINVAL;
+		}
+		e->max_watchers = v;
+		break;
 	case K_DIRECTIONS:
 		return parse_bits(p, key, value, directions, ELEMENTSOF(directions), &e->directions);
 	case K_EDGES:
@@ -519,6 +549,12 @@ static int end_section(struct parser *p)
 	if ((e->drives & ~GB_BIT(GPIOD_LINE_DRIVE_PUSH_PULL)) && !out)
 		ERR(p, "[%s %s]: 'drive' needs output in 'directions'", e->group ? "group" : "line",
 		    e->name);
+	if (e->max_watchers && !e->n_watch_uids && !e->n_watch_gids && !e->watch_any_user)
+		ERR(p, "[%s %s]: 'max-watchers' without 'watch-users' or 'watch-groups'",
+		    e->group ? "group" : "line", e->name);
+	if ((e->n_watch_uids || e->n_watch_gids || e->watch_any_user) && !in)
+		ERR(p, "[%s %s]: watching needs input in 'directions'",
+		    e->group ? "group" : "line", e->name);
 	if (e->initial_value >= 0 && !out)
 		ERR(p, "[%s %s]: 'initial-value' needs output in 'directions'",
 		    e->group ? "group" : "line", e->name);
@@ -1005,6 +1041,52 @@ int gb_policy_check_reconfigure(const struct gb_policy *p, const struct gb_line_
 		return -EACCES;
 	}
 	return check_settings(e, new, reason, size);
+}
+
+static bool id_in(const unsigned int *ids, size_t n, unsigned int id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+int gb_policy_check_watch(const struct gb_policy *p, const struct gb_line_ident *l,
+			  const struct gb_caller *c, unsigned int *max_watchers, char *reason,
+			  size_t size)
+{
+	const struct gb_policy_entry *e;
+	char where[300];
+	bool ok;
+
+	reason[0] = '\0';
+	e = gb_policy_match(p, l, reason, size);
+	*max_watchers = e && e->max_watchers ? e->max_watchers : GB_DEFAULT_MAX_WATCHERS;
+	if (root_bypass(p, c)) {
+		reason[0] = '\0';
+		return 0;
+	}
+	if (!e) {
+		if (!reason[0])
+			snprintf(reason, size,
+				 "no policy entry covers %s:%u%s%s%s; an integrator must add one "
+				 "(see gpiod-broker.policy(5))", l->chip_name, l->offset,
+				 l->line_name && *l->line_name ? " (\"" : "",
+				 l->line_name && *l->line_name ? l->line_name : "",
+				 l->line_name && *l->line_name ? "\")" : "");
+		return -EACCES;
+	}
+	ok = e->watch_any_user || id_in(e->watch_uids, e->n_watch_uids, c->uid) ||
+	     id_in(e->watch_gids, e->n_watch_gids, c->gid);
+	for (size_t j = 0; !ok && j < c->n_groups; j++)
+		ok = id_in(e->watch_gids, e->n_watch_gids, c->groups[j]);
+	if (!ok) {
+		gb_policy_entry_describe(e, where, sizeof(where));
+		snprintf(reason, size, "uid %u is not among the watch-users or watch-groups of %s",
+			 (unsigned)c->uid, where);
+		return -EACCES;
+	}
+	return 0;
 }
 
 int gb_policy_check_use(const struct gb_policy *p, const struct gb_line_ident *l,

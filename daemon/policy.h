@@ -50,6 +50,15 @@ struct gb_policy_entry {
 	size_t n_gids;
 	bool any_user;
 
+	/* who may watch (read-only: value and edges, never own it); separate from
+	 * users/groups, which may request */
+	uid_t *watch_uids;
+	size_t n_watch_uids;
+	gid_t *watch_gids;
+	size_t n_watch_gids;
+	bool watch_any_user;
+	unsigned int max_watchers; /* 0: not given, GB_DEFAULT_MAX_WATCHERS */
+
 	/* what */
 	unsigned int directions; /* GB_BIT(GPIOD_LINE_DIRECTION_INPUT/OUTPUT) */
 	bool direction_may_change;
@@ -85,6 +94,10 @@ struct gb_line_ident {
 	unsigned int offset;
 	const char *line_name; /* may be NULL or "" */
 };
+
+/** Watchers a line may have when its entry (or no entry, for root) does not say. */
+#define GB_DEFAULT_MAX_WATCHERS 16
+#define GB_MAX_MAX_WATCHERS     1024
 
 struct gb_policy *gb_policy_new(void);
 void gb_policy_free(struct gb_policy *p);
@@ -141,6 +154,14 @@ int gb_policy_check_reconfigure(const struct gb_policy *p, const struct gb_line_
 /** May @p c use the line at all (get, set, release)? */
 int gb_policy_check_use(const struct gb_policy *p, const struct gb_line_ident *l,
 			const struct gb_caller *c, char *reason, size_t size);
+
+/**
+ * May @p c watch line @p l (watch-users, watch-groups)? 0, or -EACCES with the
+ * missing rule in @p reason. *max_watchers gets the line's limit either way.
+ */
+int gb_policy_check_watch(const struct gb_policy *p, const struct gb_line_ident *l,
+			  const struct gb_caller *c, unsigned int *max_watchers, char *reason,
+			  size_t size);
 
 /** "[line door-lock] (/etc/gpiod-broker/policy.d/10-door.conf:3)" */
 void gb_policy_entry_describe(const struct gb_policy_entry *e, char *buf, size_t size);

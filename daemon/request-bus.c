@@ -91,6 +91,8 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	const char *label;
 	int persistent = 0;
 	struct gb_caller caller;
+	struct gb_event *initial = NULL;
+	size_t n_initial = 0;
 	Client *client;
 	Request *req;
 	char msg[512];
@@ -203,11 +205,24 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 		}
 	}
 
-	/* act */
+	/* act: a line the broker holds only for its watchers is handed over; if the
+	 * request fails, the broker takes it back. Either way watchers hear the level
+	 * from the new source. */
+	for (unsigned int i = 0; i < n; i++)
+		watch_line_yield(lines[i]);
 	r = request_new(b, client, label, persistent, n, lines, configs, &req, error);
+	for (unsigned int i = 0; i < n; i++)
+		watch_line_resync(lines[i]);
 	if (r < 0)
 		return r;
-	return sd_bus_reply_method_return(m, "o", req->path);
+	/* The levels are read before the reply, so an edge the caller makes after it is
+	 * reported as an edge; they are sent after the reply (the client knows the
+	 * object) and before any edge (read only by the event loop, after this). */
+	if (request_read_initial_state(req, &initial, &n_initial) < 0)
+		log_warning("request %s: out of memory: no initial state", req->path);
+	r = sd_bus_reply_method_return(m, "o", req->path);
+	request_push_initial_state(req, initial, n_initial);
+	return r;
 }
 
 /* --- Request objects ------------------------------------------------------- */
@@ -509,8 +524,39 @@ static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *err
 	if (r->client != c) {
 		client_attach_request(c, r);
 		fdstore_request_changed(r); /* the subscriber comes back after a restart */
+		struct gb_event *initial = NULL;
+		size_t n_initial = 0;
+
 		sd_bus_emit_properties_changed(r->broker->bus, r->path, GB_IFACE_REQUEST, "Owner", NULL);
+		/* A new subscriber starts from the level, like a new request. */
+		if (request_read_initial_state(r, &initial, &n_initial) < 0)
+			log_warning("request %s: out of memory: no initial state", r->path);
+		ret = sd_bus_reply_method_return(m, NULL);
+		request_push_initial_state(r, initial, n_initial);
+		return ret;
 	}
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+/* Flow control: the owner has handled every event up to @seqno (flow.h). */
+static int method_ack(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Request *r = userdata;
+	uint64_t seqno;
+	Client *c;
+	int ret;
+
+	ret = sd_bus_message_read(m, "t", &seqno);
+	if (ret < 0)
+		return ret;
+	/* Only the connection the events go to: nobody else can open its window. */
+	ret = client_get(r->broker, m, &c, error);
+	if (ret < 0)
+		return ret;
+	if (c != r->client)
+		return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
+					 "events of request %s go to another connection", r->path);
+	flow_ack(&r->flow, seqno);
 	return sd_bus_reply_method_return(m, NULL);
 }
 
@@ -543,7 +589,7 @@ static int request_get(sd_bus *bus, const char *path, const char *iface, const c
 	if (strcmp(prop, "Owner") == 0)
 		return sd_bus_message_append(reply, "s", r->client ? r->client->name : "");
 	if (strcmp(prop, "EventsLost") == 0)
-		return sd_bus_message_append(reply, "t", r->events_lost);
+		return sd_bus_message_append(reply, "t", r->flow.lost);
 	if (strcmp(prop, "ChipGone") == 0)
 		return sd_bus_message_append(reply, "b", r->chip_gone);
 	if (strcmp(prop, "Lines") == 0) {
@@ -582,9 +628,14 @@ static const sd_bus_vtable request_vtable[] = {
 				method_subscribe, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("Release", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
 				method_release, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Ack", SD_BUS_ARGS("t", seqno), SD_BUS_NO_RESULT,
+				method_ack, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_SIGNAL_WITH_ARGS("Event",
 				SD_BUS_ARGS("u", index, "u", offset, "s", edge, "t", timestamp_ns,
 					    "t", global_seqno, "t", line_seqno, "t", seqno), 0),
+	SD_BUS_SIGNAL_WITH_ARGS("InitialState",
+				SD_BUS_ARGS("u", index, "u", offset, "b", value, "t", timestamp_ns,
+					    "t", seqno), 0),
 	SD_BUS_SIGNAL_WITH_ARGS("EventsLost", SD_BUS_ARGS("t", count, "t", total), 0),
 	SD_BUS_SIGNAL_WITH_ARGS("ChipGone", SD_BUS_ARGS("s", chip), 0),
 	SD_BUS_SIGNAL_WITH_ARGS("Revoked", SD_BUS_ARGS("s", reason), 0),

@@ -190,8 +190,11 @@ static void request_destroy(Request *r)
 		free(r->chips[i].chip_name);
 	}
 	for (unsigned int i = 0; r->lines && i < r->n_lines; i++)
-		if (r->lines[i].line && r->lines[i].line->holder == r)
+		if (r->lines[i].line && r->lines[i].line->holder == r) {
 			r->lines[i].line->holder = NULL;
+			watch_line_resync(r->lines[i].line);
+		}
+	flow_done(&r->flow);
 	free(r->chips);
 	free(r->lines);
 	free(r->groups);
@@ -243,6 +246,7 @@ int request_new(Broker *b, Client *owner, const char *label, bool persistent,
 		request_destroy(r);
 		return -ENOMEM;
 	}
+	flow_init(&r->flow, b->bus, r->path, GB_IFACE_REQUEST, b->event_window, b->event_queue);
 	r->n_lines = n;
 
 	/* Group the lines by chip, in the order the caller named them. */

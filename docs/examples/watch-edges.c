@@ -28,8 +28,17 @@ static int on_event(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	       " seqno %" PRIu64 " line-seqno %" PRIu64 "\n",
 	       offset, edge, ts / 1000000000, ts % 1000000000, gseq, lseq);
 	fflush(stdout);
-	if (*left && --*left == 0)
+	/* Flow control: tell the broker this one is handled, or after its window and
+	 * queue (Manager.EventWindow + EventQueue) it only counts events as lost. Fire
+	 * and forget (no callback: no reply is asked for). Acking every W/2 events
+	 * would do; every event is simplest. */
+	sd_bus_call_method_async(sd_bus_message_get_bus(m), NULL, "org.gpiodbroker1",
+				 sd_bus_message_get_path(m), "org.gpiodbroker1.Request", "Ack",
+				 NULL, NULL, "t", seq);
+	if (*left && --*left == 0) {
+		sd_bus_flush(sd_bus_message_get_bus(m));
 		exit(EXIT_SUCCESS);
+	}
 	return 0;
 }
 

@@ -108,6 +108,26 @@ for pair in Manager:/org/gpiodbroker1 Chip:/org/gpiodbroker1/chip/$chip Line:$li
 	fi
 done
 
+# A watch lives as long as its connection: hold one open with the CLI (root may
+# watch any line) and check its interface too.
+ctl=${GB_TEST_CTL:?GB_TEST_CTL must name the gpiobrokerctl binary}
+"$ctl" watch --timeout 30 switch > /dev/null 2>&1 &
+wpid=$!
+for i in $(seq 250); do
+	busctl --system introspect org.gpiodbroker1 /org/gpiodbroker1/watch/1 > /dev/null 2>&1 && break
+	sleep 0.02
+done
+live=$(busctl --system introspect --xml-interface org.gpiodbroker1 /org/gpiodbroker1/watch/1 | iface_of Watch)
+shipped=$(iface_of Watch < "$xml")
+if [ -n "$shipped" ] && [ "$live" = "$shipped" ]; then
+	ok "interface Watch matches dbus/org.gpiodbroker1.xml"
+else
+	not_ok "interface Watch matches dbus/org.gpiodbroker1.xml" \
+		"$(printf '%s\n' "$live" > /run/live.xml; printf '%s\n' "$shipped" | diff - /run/live.xml)"
+fi
+kill "$wpid"
+wait "$wpid"
+
 kill "$bpid"
 wait "$bpid"
 check "broker exits cleanly on SIGTERM" 0 "$?"

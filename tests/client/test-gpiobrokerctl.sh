@@ -35,6 +35,7 @@ direction-may-change = yes
 edges = none, rising, falling, both
 bias = as-is, disabled, pull-up, pull-down
 persistent = yes
+watch-users = gb-bob
 POLICY
 
 # wait: no broker yet -> timeout code 6; then the broker appears -> 0.
@@ -160,12 +161,14 @@ mon() { # mon FORMAT: run monitor --count 3 in the background into /run/mon.out
 }
 mon text
 check "monitor --count exits 0" 0 "$mrc"
-check "monitor text: edges in order" "rising falling rising" "$(cut -f2 /run/mon.out | tr '\n' ' ' | sed 's/ $//')"
-check "monitor text: line and seqno" "door $chip:3 seqno=1" "$(head -n 1 /run/mon.out | cut -f3-5 | tr '\t' ' ')"
-if [ "$(cut -f1 /run/mon.out | grep -cE '^[0-9]+\.[0-9]{9}$')" = 3 ]; then ok "monitor text: timestamps"; else not_ok "monitor text: timestamps" "$(cat /run/mon.out)"; fi
+check "monitor text: the level first" "initial door $chip:3 value=0" "$(head -n 1 /run/mon.out | cut -f2-5 | tr '\t' ' ')"
+check "monitor text: edges in order" "rising falling rising" "$(tail -n +2 /run/mon.out | cut -f2 | tr '\n' ' ' | sed 's/ $//')"
+check "monitor text: line and seqno" "door $chip:3 seqno=1" "$(sed -n 2p /run/mon.out | cut -f3-5 | tr '\t' ' ')"
+if [ "$(cut -f1 /run/mon.out | grep -cE '^[0-9]+\.[0-9]{9}$')" = 4 ]; then ok "monitor text: timestamps"; else not_ok "monitor text: timestamps" "$(cat /run/mon.out)"; fi
 mon json
 check "monitor json exits 0" 0 "$mrc"
-first=$(head -n 1 /run/mon.out)
+contains "monitor json: initial state" "\"edge\":\"initial\",\"line\":\"door\",\"chip\":\"$chip\",\"offset\":3,\"index\":0,\"seqno\":0,\"value\":0}" "$(head -n 1 /run/mon.out)"
+first=$(sed -n 2p /run/mon.out)
 contains "monitor json: fields" "\"edge\":\"rising\",\"line\":\"door\",\"chip\":\"$chip\",\"offset\":3,\"index\":0,\"seqno\":1," "$first"
 contains "monitor json: lost count" '"lost":0}' "$first"
 if python3 -c 'import json,sys; [json.loads(l) for l in open("/run/mon.out")]' 2>/dev/null; then
@@ -175,6 +178,23 @@ else
 fi
 run gb-alice monitor --timeout 0.3 door
 check "monitor --timeout: code 6" 6 "$rc"
+
+# watch: bob watches door (nobody holds it), alice requests it meanwhile.
+sim_pull gbcli 3 pull-up
+as gb-bob "$ctl" watch --count 2 --timeout 20 door > /run/watch.out 2>&1 &
+wpid=$!
+for i in $(seq 200); do
+	[ -s /run/watch.out ] && break
+	sleep 0.02
+done
+check "watch text: the level first" "initial door $chip:3 value=1" "$(head -n 1 /run/watch.out | cut -f2-5 | tr '\t' ' ')"
+sim_pull gbcli 3 pull-down; sleep 0.03; sim_pull gbcli 3 pull-up
+wait "$wpid"; wrc=$?
+check "watch --count exits 0" 0 "$wrc"
+check "watch text: edges" "falling rising" "$(grep -v initial /run/watch.out | cut -f2 | tr '\n' ' ' | sed 's/ $//')"
+run gb-alice watch door
+check "watch without watch permission: code 5" 5 "$rc"
+contains "watch: the missing rule is named" "watch-users or watch-groups" "$out"
 
 # Usage errors, help.
 run gb-alice set lamp

@@ -107,8 +107,17 @@ pid_t gb_broker_start(const char *extra_arg)
 
 pid_t gb_broker_start_policy(const char *policy, const char *extra_arg)
 {
-	const char *extra[2] = { extra_arg, NULL };
+	return gb_broker_start_policy2(policy, extra_arg, NULL);
+}
 
+pid_t gb_broker_start_policy2(const char *policy, const char *extra_arg, const char *extra_arg2)
+{
+	const char *extra[3] = { extra_arg, extra_arg2, NULL };
+
+	if (!extra_arg) {
+		extra[0] = extra_arg2;
+		extra[1] = NULL;
+	}
 	return gb_broker_spawn(policy, extra, NULL, NULL, NULL);
 }
 

@@ -19,6 +19,7 @@
 #define GB_MANAGER GB_NAME ".Manager"
 #define GB_LINE GB_NAME ".Line"
 #define GB_REQUEST GB_NAME ".Request"
+#define GB_WATCH GB_NAME ".Watch"
 
 /* Test users made by the bench (tests/bench/guest-init). */
 #define UID_ALICE 60001
@@ -40,6 +41,8 @@ pid_t gb_broker_start_policy(const char *policy, const char *extra_arg);
  */
 pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
 		      void (*child_setup)(void *userdata), void *userdata, char **envp);
+/** The same with two extra arguments (either may be NULL). */
+pid_t gb_broker_start_policy2(const char *policy, const char *extra_arg, const char *extra_arg2);
 /** Replace the policy file (then SIGHUP or ReloadPolicy). */
 void gb_policy_write(const char *policy);
 

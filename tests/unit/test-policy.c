@@ -158,6 +158,26 @@ static const struct {
 	{ "[broker]\nusers = 1\n", "t.conf:2: 'users' does not belong in a [broker] section" },
 	{ "just some words\n", "t.conf:1: expected 'key = value' or a [section]" },
 	{ "[line a]\nchip = c\noffset = 1\nusers =\ndirections = output\n", "t.conf:4: 'users' has no value" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\nwatch-users = no-such-user-here\n",
+	  "t.conf:6: unknown user 'no-such-user-here'" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\nwatch-groups = no-such-group-here\n",
+	  "t.conf:6: unknown group 'no-such-group-here'" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\nwatch-users = 2,\n",
+	  "t.conf:6: empty item in 'watch-users'" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\nwatch-users = 2\nwatch-users = 3\n",
+	  "t.conf:7: 'watch-users' given twice" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\nwatch-users = 2\nmax-watchers = 0\n",
+	  "t.conf:7: 'max-watchers' must be a number 1-1024, not '0'" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\nwatch-users = 2\nmax-watchers = 1025\n",
+	  "t.conf:7: 'max-watchers' must be a number 1-1024" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\nwatch-users = 2\nmax-watchers = many\n",
+	  "t.conf:7: 'max-watchers' must be a number" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\nmax-watchers = 3\n",
+	  "t.conf:1: [line a]: 'max-watchers' without 'watch-users' or 'watch-groups'" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\nwatch-users = *\n",
+	  "t.conf:1: [line a]: watching needs input in 'directions'" },
+	{ "[broker]\nwatch-users = 1\n", "t.conf:2: 'watch-users' does not belong in a [broker] section" },
+	{ "[broker]\nmax-watchers = 1\n", "t.conf:2: 'max-watchers' does not belong in a [broker] section" },
 	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\n"
 	  "[line a]\nchip = c\noffset = 2\nusers = 1\ndirections = output\n",
 	  "t.conf:6: the name 'a' is already used by [line a] (t.conf:1)" },
@@ -180,6 +200,62 @@ START_TEST(test_errors)
 		      bad[_i].error, errors);
 	free(errors);
 	gb_policy_free(p);
+}
+END_TEST
+
+/* Watching: its own users and groups, separate from requesting; the limit. */
+START_TEST(test_watch)
+{
+	const char *text =
+		"[line door]\nchip = gpiochip0\noffset = 1\nusers = 1000\ndirections = input\n"
+		"watch-users = 2000, 2001\nwatch-groups = 300\nmax-watchers = 3\n"
+		"[group all]\nchip = gpiochip1\noffsets = 0-7\nusers = 1000\ndirections = input, output\n"
+		"watch-users = *\n"
+		"[line lamp]\nchip = gpiochip0\noffset = 2\nusers = 1000\ndirections = output\n";
+	const struct gb_line_ident door = { "gpiochip0", "c0", 1, "DOOR" };
+	const struct gb_line_ident any = { "gpiochip1", "c1", 5, "" };
+	const struct gb_line_ident lamp = { "gpiochip0", "c0", 2, "" };
+	const struct gb_line_ident none = { "gpiochip0", "c0", 9, "" };
+	const gid_t grp[] = { 300 };
+	struct gb_caller owner = { 1000, 1000, NULL, 0 }, watcher = { 2001, 2001, NULL, 0 },
+			 member = { 4000, 4000, grp, 1 }, root = { 0, 0, NULL, 0 };
+	const struct gb_policy_entry *e;
+	unsigned int max = 0;
+	char reason[512], *errors;
+	int n;
+	struct gb_policy *p = parse(text, &errors, &n);
+
+	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
+	e = gb_policy_find_alias(p, "door");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->n_watch_uids, 2);
+	ck_assert_uint_eq(e->watch_uids[1], 2001);
+	ck_assert_uint_eq(e->n_watch_gids, 1);
+	ck_assert_uint_eq(e->watch_gids[0], 300);
+	ck_assert_uint_eq(e->max_watchers, 3);
+	ck_assert(!e->watch_any_user);
+
+	/* A watch user by uid, a member of a watch group, anybody for "*". */
+	ck_assert_int_eq(gb_policy_check_watch(p, &door, &watcher, &max, reason, sizeof(reason)), 0);
+	ck_assert_uint_eq(max, 3);
+	ck_assert_int_eq(gb_policy_check_watch(p, &door, &member, &max, reason, sizeof(reason)), 0);
+	ck_assert_int_eq(gb_policy_check_watch(p, &any, &member, &max, reason, sizeof(reason)), 0);
+	ck_assert_uint_eq(max, GB_DEFAULT_MAX_WATCHERS);
+	/* May request is not may watch, and the reverse. */
+	ck_assert_int_eq(gb_policy_check_watch(p, &door, &owner, &max, reason, sizeof(reason)), -EACCES);
+	ck_assert_msg(strstr(reason, "uid 1000 is not among the watch-users or watch-groups of [line door]"),
+		      "%s", reason);
+	ck_assert_int_eq(gb_policy_check_use(p, &door, &watcher, reason, sizeof(reason)), -EACCES);
+	ck_assert_int_eq(gb_policy_check_watch(p, &lamp, &member, &max, reason, sizeof(reason)), -EACCES);
+	ck_assert_msg(strstr(reason, "watch-users"), "%s", reason);
+	ck_assert_int_eq(gb_policy_check_watch(p, &none, &member, &max, reason, sizeof(reason)), -EACCES);
+	ck_assert_msg(strstr(reason, "no policy entry covers gpiochip0:9"), "%s", reason);
+	/* Root bypasses who, not how many. */
+	ck_assert_int_eq(gb_policy_check_watch(p, &lamp, &root, &max, reason, sizeof(reason)), 0);
+	ck_assert_int_eq(gb_policy_check_watch(p, &door, &root, &max, reason, sizeof(reason)), 0);
+	ck_assert_uint_eq(max, 3);
+	gb_policy_free(p);
+	free(errors);
 }
 END_TEST
 
@@ -476,6 +552,7 @@ int main(void)
 
 	tcase_add_test(tc, test_valid);
 	tcase_add_loop_test(tc, test_errors, 0, sizeof(bad) / sizeof(bad[0]));
+	tcase_add_test(tc, test_watch);
 	tcase_add_test(tc, test_nul_byte);
 	tcase_add_test(tc, test_load);
 	tcase_add_test(tc, test_matrix);
