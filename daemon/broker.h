@@ -89,6 +89,7 @@ struct Broker {
 	bool fdstore;             /* a service manager takes fds (NOTIFY_SOCKET) */
 	bool record;              /* write metadata (fd store, or --state-dir given) */
 	bool handover;            /* stopping for a restart: leave stored lines as they are */
+	struct gpiod_edge_event_buffer *edge_events; /* events.c: one read buffer for all */
 	Hashmap *watches;         /* object path -> Watch */
 	uint64_t next_watch_id;
 	unsigned int event_window; /* flow control per subscriber (flow.h); 0: defaults */
@@ -130,7 +131,6 @@ struct ReqChip {
 	unsigned int n_kern;            /* the kernel request's line order */
 	unsigned int kern_offsets[64];
 	sd_event_source *event_source;
-	struct gpiod_edge_event_buffer *events;
 	uint64_t last_global_seqno;
 	bool seqno_unknown;             /* adopted: the old broker's last seqno is lost */
 };

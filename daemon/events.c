@@ -109,9 +109,16 @@ int events_attach(ReqChip *rc)
 {
 	int r;
 
-	rc->events = gpiod_edge_event_buffer_new(GB_EVENT_BATCH);
-	if (!rc->events)
-		return -ENOMEM;
+	Broker *b = rc->request->broker;
+
+	/* One read buffer for all requests: the broker is single-threaded and copies
+	 * each batch out before it reads the next, and a buffer per request would cost
+	 * every held line ~5 KiB whether or not it ever has an edge. */
+	if (!b->edge_events) {
+		b->edge_events = gpiod_edge_event_buffer_new(GB_EVENT_BATCH);
+		if (!b->edge_events)
+			return -ENOMEM;
+	}
 	/* Always watched: edge detection may be switched on later by Reconfigure, and an
 	 * fd without edges is simply never readable. */
 	r = sd_event_add_io(rc->request->broker->event, &rc->event_source, lreq_fd(rc), EPOLLIN,

@@ -861,7 +861,6 @@ static void restore_one(Broker *b, const char *path, uint64_t id, struct passed 
 		log_error("request %" PRIu64 ": out of memory restoring it", id);
 		for (unsigned int k = 0; k < r->n_chips; k++) {
 			events_detach(&r->chips[k]);
-			gpiod_edge_event_buffer_free(r->chips[k].events);
 			store_remove(b, id, k);
 		}
 		request_discard(r);

@@ -221,11 +221,11 @@ int lreq_read_events(ReqChip *rc, struct gb_edge *ev, int max)
 	int n;
 
 	if (rc->lr) {
-		n = gpiod_line_request_read_edge_events(rc->lr, rc->events, max);
+		n = gpiod_line_request_read_edge_events(rc->lr, rc->request->broker->edge_events, max);
 		if (n < 0)
 			return -errno;
 		for (int i = 0; i < n; i++) {
-			struct gpiod_edge_event *e = gpiod_edge_event_buffer_get_event(rc->events, i);
+			struct gpiod_edge_event *e = gpiod_edge_event_buffer_get_event(rc->request->broker->edge_events, i);
 
 			ev[i] = (struct gb_edge){
 				.offset = gpiod_edge_event_get_line_offset(e),

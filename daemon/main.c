@@ -235,6 +235,7 @@ static void broker_done(Broker *b)
 	clients_stop(b);
 	chips_stop(b);
 	fdstore_done(b);
+	gpiod_edge_event_buffer_free(b->edge_events);
 	hashmap_free(b->requests);
 	hashmap_free(b->clients);
 	gb_policy_free(b->policy);

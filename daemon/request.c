@@ -186,7 +186,6 @@ static void request_destroy(Request *r)
 		fdstore_request_removed(r);
 	for (unsigned int i = 0; r->chips && i < r->n_chips; i++) {
 		reqchip_release(&r->chips[i]);
-		gpiod_edge_event_buffer_free(r->chips[i].events);
 		free(r->chips[i].chip_name);
 	}
 	for (unsigned int i = 0; r->lines && i < r->n_lines; i++)
