@@ -67,6 +67,7 @@ struct gpiobroker_request {
 	int *init_value;
 	uint64_t *init_ts;
 	bool replaying, freed;
+	bool restarted;        /* taken over by a new broker, not yet told to the handler */
 };
 
 struct gpiobroker_event {
@@ -312,6 +313,45 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *error)
 
 /* The broker left the bus (crash, restart, SIGTERM): every request is gone. Tell
  * each handler once; handlers may free their request, so walk carefully. */
+static void follow_new_broker(struct gpiobroker *b, const char *new_owner)
+{
+	struct gpiobroker_event ev = { .type = GPIOBROKER_EVENT_BROKER_RESTARTED };
+	bool again = true;
+
+	/* A broker restarted with systemd's fd store has taken our requests over under
+	 * the same paths: accept their signals from its unique name from now on. Asked
+	 * of the new broker itself, which handles calls only once it has restored them. */
+	for (struct gpiobroker_request *r = b->requests; r; r = r->next) {
+		sd_bus_error e = SD_BUS_ERROR_NULL;
+		char *label = NULL;
+
+		if (r->broker_unique || r->is_watch || r->freed || !r->path)
+			continue;
+		if (sd_bus_get_property_string(b->bus, new_owner, r->path, GB_REQUEST, "Label", &e,
+					       &label) >= 0) {
+			r->broker_unique = strdup(new_owner);
+			r->restarted = r->broker_unique != NULL;
+			r->have_seqno = false;
+			r->unacked = 0;
+		}
+		free(label);
+		sd_bus_error_free(&e);
+	}
+	while (again) {
+		again = false;
+		for (struct gpiobroker_request *r = b->requests; r; r = r->next) {
+			if (!r->restarted)
+				continue;
+			r->restarted = false;
+			if (has_handler(r)) {
+				deliver(r, &ev);
+				again = true; /* the list may have changed */
+				break;
+			}
+		}
+	}
+}
+
 static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	struct gpiobroker *b = userdata;
@@ -319,7 +359,13 @@ static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *err
 	struct gpiobroker_event ev = { .type = GPIOBROKER_EVENT_BROKER_GONE };
 	bool again = true;
 
-	if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || !*old_owner)
+	if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
+		return 0;
+	if (!*old_owner && *new_owner) {
+		follow_new_broker(b, new_owner);
+		return 0;
+	}
+	if (!*old_owner)
 		return 0;
 	while (again) {
 		again = false;

@@ -323,7 +323,7 @@ enum gpiobroker_event_type {
 	GPIOBROKER_EVENT_EDGE = 1,   /**< an edge on a line of the request */
 	GPIOBROKER_EVENT_CHIP_GONE,  /**< a chip of the request was unplugged; only release works now */
 	GPIOBROKER_EVENT_REVOKED,    /**< a policy reload revoked the request; it is gone */
-	GPIOBROKER_EVENT_BROKER_GONE,/**< the broker left the bus; the request is gone */
+	GPIOBROKER_EVENT_BROKER_GONE,/**< the broker left the bus; the request is gone, unless BROKER_RESTARTED follows */
 	/**
 	 * The line's level when the subscription began (gpiobroker_event_get_value()),
 	 * before any edge: a watch's first event, and a request's first per
@@ -332,6 +332,15 @@ enum gpiobroker_event_type {
 	 * between belonged to nobody. gpiobroker_event_is_initial() is true for it.
 	 */
 	GPIOBROKER_EVENT_INITIAL_STATE,
+	/**
+	 * After GPIOBROKER_EVENT_BROKER_GONE: a new broker took the request over (a
+	 * crash or "systemctl restart" under systemd, where the request's lines stay in
+	 * the fd store; see gpiod-broker(8), RESTARTS). The request is held as before,
+	 * under the same path, and its events come again. The broker's seqnos start
+	 * again from 1 (an edge the old broker had not sent when it died is not
+	 * counted). Comes only to handlers that kept the request after BROKER_GONE.
+	 */
+	GPIOBROKER_EVENT_BROKER_RESTARTED,
 };
 
 /** One event, passed to the handler (opaque; valid only during the call). */
