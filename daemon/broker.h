@@ -237,6 +237,11 @@ void client_caller(const Client *c, struct gb_caller *caller);
 void request_caller(const Request *r, struct gb_caller *caller);
 int broker_load_policy(Broker *b, bool initial, sd_bus_error *error);
 const struct gb_policy_entry *line_policy_entry(const Line *l);
+/**
+ * Does today's policy still allow @p r? Also takes each line's safe state from
+ * today's policy, so a release that follows uses it. If not, @p why says why.
+ */
+bool request_policy_allows(Request *r, char *why, size_t size);
 int method_reload_policy(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error);
 

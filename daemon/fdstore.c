@@ -743,30 +743,6 @@ static Client *find_owner(Broker *b, Request *r)
 	return c;
 }
 
-static bool policy_allows(Broker *b, Request *r, char *why, size_t size)
-{
-	struct gb_caller caller;
-
-	request_caller(r, &caller);
-	for (unsigned int i = 0; i < r->n_lines; i++) {
-		ReqLine *rl = &r->lines[i];
-		const struct gb_policy_entry *e;
-		struct gb_line_ident id;
-
-		if (!rl->line)
-			continue;
-		/* As a policy reload does: today's policy says what is safe. */
-		e = line_policy_entry(rl->line);
-		if (e)
-			rl->safe_state = e->safe_state;
-		line_ident(rl->line, &id);
-		if (gb_policy_check_request(b->policy, &id, &caller, &rl->config, r->persistent,
-					    r->label, why, size) < 0)
-			return false;
-	}
-	return true;
-}
-
 static void restore_one(Broker *b, const char *path, uint64_t id, struct passed *p)
 {
 	Request *r = read_meta(b, path, id);
@@ -821,7 +797,7 @@ static void restore_one(Broker *b, const char *path, uint64_t id, struct passed 
 			      "its fds did not survive the restart (no fd store?)";
 	else if (!r->persistent && !owner)
 		why = "its owner left the bus while the broker was down";
-	else if (!policy_allows(b, r, policy_why, sizeof(policy_why))) {
+	else if (!request_policy_allows(r, policy_why, sizeof(policy_why))) {
 		snprintf(reason, sizeof(reason), "not allowed by the policy after the restart: %s",
 			 policy_why);
 		why = reason;

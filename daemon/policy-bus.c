@@ -108,6 +108,30 @@ static void emit_all_lines_changed(Broker *b)
 						       "Alias", "Policy", NULL);
 }
 
+bool request_policy_allows(Request *r, char *why, size_t size)
+{
+	struct gb_caller caller;
+	bool denied = false;
+
+	request_caller(r, &caller);
+	for (unsigned int i = 0; i < r->n_lines; i++) {
+		ReqLine *rl = &r->lines[i];
+		const struct gb_policy_entry *e;
+		struct gb_line_ident id;
+
+		if (!rl->line)
+			continue;
+		e = line_policy_entry(rl->line);
+		if (e)
+			rl->safe_state = e->safe_state;
+		line_ident(rl->line, &id);
+		if (!denied && gb_policy_check_request(r->broker->policy, &id, &caller, &rl->config,
+						       r->persistent, r->label, why, size) < 0)
+			denied = true;
+	}
+	return !denied;
+}
+
 /* Requests the new policy no longer allows are revoked: lines to their safe
  * state, the owner told why. */
 static void revalidate_requests(Broker *b)
@@ -115,29 +139,10 @@ static void revalidate_requests(Broker *b)
 	Request *r, *next;
 
 	for (r = b->request_list; r; r = next) {
-		struct gb_caller caller;
 		char reason[512] = "";
-		bool denied = false;
 
 		next = r->next;
-		request_caller(r, &caller);
-		for (unsigned int i = 0; i < r->n_lines; i++) {
-			ReqLine *rl = &r->lines[i];
-			const struct gb_policy_entry *e;
-			struct gb_line_ident id;
-
-			if (!rl->line)
-				continue;
-			e = line_policy_entry(rl->line);
-			if (e)
-				rl->safe_state = e->safe_state;
-			line_ident(rl->line, &id);
-			if (!denied && gb_policy_check_request(b->policy, &id, &caller, &rl->config,
-							       r->persistent, r->label, reason,
-							       sizeof(reason)) < 0)
-				denied = true;
-		}
-		if (denied) {
+		if (!request_policy_allows(r, reason, sizeof(reason))) {
 			char why[600];
 
 			snprintf(why, sizeof(why), "revoked by a policy reload: %s", reason);
