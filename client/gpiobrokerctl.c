@@ -1250,6 +1250,37 @@ static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata)
 	return sd_event_exit(mon->loop, 0);
 }
 
+/* The event loop of monitor and watch: the library attached, SIGINT/SIGTERM end
+ * it cleanly (so requests are released and the output flushed; sd-event wants the
+ * signals blocked), and the --timeout. 0 or -errno, reported. */
+static int monitor_loop_new(struct monitor *mon, double timeout)
+{
+	sigset_t mask;
+	int r = sd_event_new(&mon->loop);
+
+	if (r >= 0)
+		r = gpiobroker_attach_event(B, mon->loop, 0);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if (r >= 0)
+		r = sd_event_add_signal(mon->loop, NULL, SIGINT, NULL, NULL);
+	if (r >= 0)
+		r = sd_event_add_signal(mon->loop, NULL, SIGTERM, NULL, NULL);
+	if (r >= 0 && timeout > 0) {
+		uint64_t now;
+
+		sd_event_now(mon->loop, CLOCK_MONOTONIC, &now);
+		r = sd_event_add_time(mon->loop, NULL, CLOCK_MONOTONIC,
+				      now + (uint64_t)(timeout * 1e6), 0, on_timeout, mon);
+	}
+	if (r < 0)
+		fprintf(stderr, "gpiobrokerctl: %s: event loop: %s\n", mon->cmd, strerror(-r));
+	return r;
+}
+
+
 static const char usage_monitor[] =
 	"gpiobrokerctl monitor [--count N] [--timeout S] [--format text|json] [SETTINGS] LINE...|PATH";
 static const char help_monitor[] =
@@ -1283,7 +1314,6 @@ static int cmd_monitor(int argc, char **argv)
 	struct gpiobroker_request *req = NULL;
 	const char *label = "gpiobrokerctl-monitor";
 	double timeout = 0;
-	sigset_t mask;
 	char *end;
 	int c, r, n;
 
@@ -1336,28 +1366,7 @@ static int cmd_monitor(int argc, char **argv)
 			return fail("monitor", -errno);
 		mon.names = argv + optind;
 	}
-	r = sd_event_new(&mon.loop);
-	if (r >= 0)
-		r = gpiobroker_attach_event(B, mon.loop, 0);
-	/* SIGINT/SIGTERM end the loop cleanly, so the request is released and the
-	 * output flushed (sd-event wants the signals blocked). */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	if (r >= 0)
-		r = sd_event_add_signal(mon.loop, NULL, SIGINT, NULL, NULL);
-	if (r >= 0)
-		r = sd_event_add_signal(mon.loop, NULL, SIGTERM, NULL, NULL);
-	if (r >= 0 && timeout > 0) {
-		uint64_t now;
-
-		sd_event_now(mon.loop, CLOCK_MONOTONIC, &now);
-		r = sd_event_add_time(mon.loop, NULL, CLOCK_MONOTONIC,
-				      now + (uint64_t)(timeout * 1e6), 0, on_timeout, &mon);
-	}
-	if (r < 0) {
-		fprintf(stderr, "gpiobrokerctl: monitor: event loop: %s\n", strerror(-r));
+	if (monitor_loop_new(&mon, timeout) < 0) {
 		mon.status = EX_ERROR;
 		goto out;
 	}
@@ -1417,7 +1426,6 @@ static int cmd_watch(int argc, char **argv)
 	};
 	struct monitor mon = { .status = EX_OK, .cmd = "watch" };
 	double timeout = 0;
-	sigset_t mask;
 	char *end;
 	int c, r, n;
 
@@ -1449,26 +1457,7 @@ static int cmd_watch(int argc, char **argv)
 	if (!mon.watches)
 		return EX_ERROR;
 	mon.watch_names = argv + optind;
-	r = sd_event_new(&mon.loop);
-	if (r >= 0)
-		r = gpiobroker_attach_event(B, mon.loop, 0);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	if (r >= 0)
-		r = sd_event_add_signal(mon.loop, NULL, SIGINT, NULL, NULL);
-	if (r >= 0)
-		r = sd_event_add_signal(mon.loop, NULL, SIGTERM, NULL, NULL);
-	if (r >= 0 && timeout > 0) {
-		uint64_t now;
-
-		sd_event_now(mon.loop, CLOCK_MONOTONIC, &now);
-		r = sd_event_add_time(mon.loop, NULL, CLOCK_MONOTONIC,
-				      now + (uint64_t)(timeout * 1e6), 0, on_timeout, &mon);
-	}
-	if (r < 0) {
-		fprintf(stderr, "gpiobrokerctl: watch: event loop: %s\n", strerror(-r));
+	if (monitor_loop_new(&mon, timeout) < 0) {
 		mon.status = EX_ERROR;
 		goto out;
 	}
