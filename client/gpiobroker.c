@@ -15,12 +15,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
-#define GB_NAME "org.gpiodbroker1"
-#define GB_ROOT "/org/gpiodbroker1"
-#define GB_MANAGER GB_NAME ".Manager"
-#define GB_REQUEST GB_NAME ".Request"
-#define GB_WATCH GB_NAME ".Watch"
-#define GB_ERROR GB_NAME ".Error."
+#include "org.gpiodbroker1.h"
 
 #define GB_EXPORT __attribute__((visibility("default")))
 
@@ -94,15 +89,15 @@ static int errno_of(const sd_bus_error *e, int r)
 		const char *name;
 		int err;
 	} map[] = {
-		{ GB_ERROR "Busy", EBUSY },
-		{ GB_ERROR "NotFound", ENOENT },
-		{ GB_ERROR "InvalidArgs", EINVAL },
-		{ GB_ERROR "PermissionDenied", EACCES },
-		{ GB_ERROR "NotOutput", EPERM },
-		{ GB_ERROR "ChipGone", ENODEV },
-		{ GB_ERROR "PolicyInvalid", EBADMSG },
-		{ GB_ERROR "LimitsExceeded", EDQUOT },
-		{ GB_ERROR "Failed", EIO },
+		{ GB_ERROR_PREFIX "Busy", EBUSY },
+		{ GB_ERROR_PREFIX "NotFound", ENOENT },
+		{ GB_ERROR_PREFIX "InvalidArgs", EINVAL },
+		{ GB_ERROR_PREFIX "PermissionDenied", EACCES },
+		{ GB_ERROR_PREFIX "NotOutput", EPERM },
+		{ GB_ERROR_PREFIX "ChipGone", ENODEV },
+		{ GB_ERROR_PREFIX "PolicyInvalid", EBADMSG },
+		{ GB_ERROR_PREFIX "LimitsExceeded", EDQUOT },
+		{ GB_ERROR_PREFIX "Failed", EIO },
 		{ "org.freedesktop.DBus.Error.UnknownObject", ENOENT },
 		{ "org.freedesktop.DBus.Error.UnknownMethod", ENOENT },
 		/* No broker on the bus (and no activation): say so distinctly. */
@@ -175,7 +170,7 @@ static void learn_window(struct gpiobroker *b)
 
 	if (b->ack_known)
 		return;
-	if (sd_bus_get_property_trivial(b->bus, GB_NAME, GB_ROOT, GB_MANAGER, "EventWindow", NULL,
+	if (sd_bus_get_property_trivial(b->bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "EventWindow", NULL,
 					'u', &w) >= 0 && w)
 		b->ack_every = w / 2 ? w / 2 : 1;
 	b->ack_known = true;
@@ -191,8 +186,8 @@ static void maybe_ack(struct gpiobroker_request *req, uint64_t seqno)
 	if (!b->ack_every || ++req->unacked < b->ack_every)
 		return;
 	req->unacked = 0;
-	sd_bus_call_method_async(b->bus, NULL, GB_NAME, req->path,
-				 req->is_watch ? GB_WATCH : GB_REQUEST, "Ack", NULL, NULL, "t", seqno);
+	sd_bus_call_method_async(b->bus, NULL, GB_BUS_NAME, req->path,
+				 req->is_watch ? GB_IFACE_WATCH : GB_IFACE_REQUEST, "Ack", NULL, NULL, "t", seqno);
 }
 
 static void on_edge(struct gpiobroker_request *req, sd_bus_message *m)
@@ -327,7 +322,7 @@ static void follow_new_broker(struct gpiobroker *b, const char *new_owner)
 
 		if (r->broker_unique || r->is_watch || r->freed || !r->path)
 			continue;
-		if (sd_bus_get_property_string(b->bus, new_owner, r->path, GB_REQUEST, "Label", &e,
+		if (sd_bus_get_property_string(b->bus, new_owner, r->path, GB_IFACE_REQUEST, "Label", &e,
 					       &label) >= 0) {
 			r->broker_unique = strdup(new_owner);
 			r->restarted = r->broker_unique != NULL;
@@ -400,16 +395,16 @@ static struct gpiobroker *adopt(sd_bus *bus)
 	b->bus = bus;
 	/* One match for all requests: signals are dispatched by path. Installed now, so
 	 * no signal of a request made later can be processed before there is a match. */
-	r = sd_bus_match_signal(bus, &b->signal_slot, GB_NAME, NULL, GB_REQUEST, NULL,
+	r = sd_bus_match_signal(bus, &b->signal_slot, GB_BUS_NAME, NULL, GB_IFACE_REQUEST, NULL,
 				on_signal, b);
 	if (r >= 0)
 		r = sd_bus_add_match(bus, &b->owner_slot,
 				     "type='signal',sender='org.freedesktop.DBus',"
 				     "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
-				     "member='NameOwnerChanged',arg0='" GB_NAME "'",
+				     "member='NameOwnerChanged',arg0='" GB_BUS_NAME "'",
 				     on_owner_changed, b);
 	if (r >= 0)
-		r = sd_bus_match_signal(bus, &b->watch_slot, GB_NAME, NULL, GB_WATCH, NULL,
+		r = sd_bus_match_signal(bus, &b->watch_slot, GB_BUS_NAME, NULL, GB_IFACE_WATCH, NULL,
 					on_signal, b);
 	if (r < 0) {
 		gpiobroker_close(b);
@@ -581,7 +576,7 @@ static int load_request(struct gpiobroker_request *req)
 	uint32_t off;
 	int r, p = 0;
 
-	r = sd_bus_get_property(req->b->bus, GB_NAME, req->path, GB_REQUEST, "Lines", &e, &reply,
+	r = sd_bus_get_property(req->b->bus, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Lines", &e, &reply,
 				"a(osu)");
 	if (r < 0)
 		return fail(req->b, &e, r);
@@ -617,7 +612,7 @@ static int load_request(struct gpiobroker_request *req)
 	sd_bus_message_unref(reply);
 	if (r < 0)
 		return fail(req->b, NULL, r);
-	r = sd_bus_get_property_trivial(req->b->bus, GB_NAME, req->path, GB_REQUEST, "Persistent",
+	r = sd_bus_get_property_trivial(req->b->bus, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Persistent",
 					&e, 'b', &p);
 	if (r < 0)
 		return fail(req->b, &e, r);
@@ -666,7 +661,7 @@ gpiobroker_request_array(struct gpiobroker *b, size_t n, const char *const lines
 		return NULL;
 	}
 	/* n == 0 goes to the broker, which answers InvalidArgs with a message. */
-	r = sd_bus_message_new_method_call(b->bus, &m, GB_NAME, GB_ROOT, GB_MANAGER, "Request");
+	r = sd_bus_message_new_method_call(b->bus, &m, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request");
 	if (r >= 0)
 		r = sd_bus_message_append(m, "s", label);
 	if (r >= 0)
@@ -700,7 +695,7 @@ gpiobroker_request_array(struct gpiobroker *b, size_t n, const char *const lines
 			/* Held but unusable (e.g. the broker vanished): do not leak the lines. */
 			int saved = errno;
 
-			sd_bus_call_method(b->bus, GB_NAME, path, GB_REQUEST, "Release", NULL, NULL, "");
+			sd_bus_call_method(b->bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", NULL, NULL, "");
 			errno = saved;
 		}
 	}
@@ -739,7 +734,7 @@ GB_EXPORT int gpiobroker_free(struct gpiobroker_request *req)
 	if (!req)
 		return 0;
 	b = req->b;
-	r = sd_bus_call_method(b->bus, GB_NAME, req->path, GB_REQUEST, "Release", &e, NULL, "");
+	r = sd_bus_call_method(b->bus, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Release", &e, NULL, "");
 	request_free_handle(req);
 	if (r < 0)
 		return fail(b, &e, r);
@@ -815,7 +810,7 @@ static int call_index_values(struct gpiobroker_request *req, const char *method,
 
 	if (!values && n)
 		return -EINVAL;
-	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_NAME, req->path, GB_REQUEST, method);
+	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, method);
 	if (r >= 0)
 		r = sd_bus_message_open_container(m, 'a', "(ub)");
 	for (size_t i = 0; r >= 0 && i < n; i++)
@@ -828,7 +823,7 @@ static int call_index_values(struct gpiobroker_request *req, const char *method,
 GB_EXPORT int gpiobroker_direction_input(struct gpiobroker_request *req, unsigned int index)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
-	int r = sd_bus_call_method(req->b->bus, GB_NAME, req->path, GB_REQUEST, "SetDirectionInput",
+	int r = sd_bus_call_method(req->b->bus, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "SetDirectionInput",
 				   &e, NULL, "au", 1, (uint32_t)index);
 
 	if (r < 0)
@@ -863,7 +858,7 @@ GB_EXPORT int gpiobroker_get_values(struct gpiobroker_request *req, size_t n,
 
 	if (!values || n == 0)
 		return -EINVAL;
-	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_NAME, req->path, GB_REQUEST,
+	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST,
 					   "GetValues");
 	if (r >= 0)
 		r = sd_bus_message_open_container(m, 'a', "u");
@@ -901,7 +896,7 @@ GB_EXPORT int gpiobroker_reconfigure(struct gpiobroker_request *req, size_t n,
 
 	if (!settings)
 		return -EINVAL;
-	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_NAME, req->path, GB_REQUEST,
+	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST,
 					   "Reconfigure");
 	if (r >= 0)
 		r = sd_bus_message_open_container(m, 'a', "(ua{sv})");
@@ -940,7 +935,7 @@ GB_EXPORT int gpiobroker_to_irq_flags(struct gpiobroker_request *req,
 
 	if (handler && req->persistent && !req->handler) {
 		/* Events of a persistent request go to its last subscriber. */
-		r = sd_bus_call_method(req->b->bus, GB_NAME, req->path, GB_REQUEST, "Subscribe",
+		r = sd_bus_call_method(req->b->bus, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Subscribe",
 				       &e, NULL, "");
 		if (r < 0)
 			return fail(req->b, &e, r);
@@ -1017,7 +1012,7 @@ GB_EXPORT struct gpiobroker_watch *gpiobroker_watch(struct gpiobroker *b, const 
 		return NULL;
 	}
 	learn_window(b);
-	r = sd_bus_call_method(b->bus, GB_NAME, GB_ROOT, GB_MANAGER, "Watch", &e, &reply,
+	r = sd_bus_call_method(b->bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &e, &reply,
 			       "sa{sv}", line, 0);
 	if (r >= 0)
 		r = sd_bus_message_read(reply, "o", &path);
@@ -1042,7 +1037,7 @@ GB_EXPORT struct gpiobroker_watch *gpiobroker_watch(struct gpiobroker *b, const 
 		req->offsets = calloc(1, sizeof(unsigned int));
 	}
 	if (!req || !req->path || !req->broker_unique || !req->chips || !req->offsets) {
-		sd_bus_call_method(b->bus, GB_NAME, path, GB_WATCH, "Close", NULL, NULL, "");
+		sd_bus_call_method(b->bus, GB_BUS_NAME, path, GB_IFACE_WATCH, "Close", NULL, NULL, "");
 		sd_bus_message_unref(reply);
 		if (req) {
 			free(req->path);
@@ -1073,7 +1068,7 @@ GB_EXPORT int gpiobroker_watch_close(struct gpiobroker_watch *w)
 	if (!w)
 		return 0;
 	b = REQ(w)->b;
-	r = sd_bus_call_method(b->bus, GB_NAME, REQ(w)->path, GB_WATCH, "Close", &e, NULL, "");
+	r = sd_bus_call_method(b->bus, GB_BUS_NAME, REQ(w)->path, GB_IFACE_WATCH, "Close", &e, NULL, "");
 	request_free_handle(REQ(w));
 	if (r < 0)
 		return fail(b, &e, r);
@@ -1218,7 +1213,7 @@ GB_EXPORT int gpiobroker_find_line(struct gpiobroker *b, const char *line, char 
 	uint32_t off;
 	int r;
 
-	r = sd_bus_call_method(b->bus, GB_NAME, GB_ROOT, GB_MANAGER, "FindLine", &e, &reply, "s",
+	r = sd_bus_call_method(b->bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "FindLine", &e, &reply, "s",
 			       line ? line : "");
 	if (r < 0)
 		return fail(b, &e, r);
@@ -1263,7 +1258,7 @@ GB_EXPORT int gpiobroker_list_requests(struct gpiobroker *b, struct gpiobroker_r
 	size_t n = 0;
 	int r, persistent;
 
-	r = sd_bus_call_method(b->bus, GB_NAME, GB_ROOT, GB_MANAGER, "ListRequests", &e, &reply, "");
+	r = sd_bus_call_method(b->bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "ListRequests", &e, &reply, "");
 	if (r < 0)
 		return fail(b, &e, r);
 	r = sd_bus_message_enter_container(reply, 'a', "(osbus)");

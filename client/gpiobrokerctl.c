@@ -21,9 +21,9 @@
 
 #include "gpiobroker.h"
 
-#define GB_NAME "org.gpiodbroker1"
-#define GB_ROOT "/org/gpiodbroker1"
-#define GB_REQ_PREFIX GB_ROOT "/request/"
+#include "org.gpiodbroker1.h"
+
+#define GB_REQ_PREFIX GB_REQUEST_PREFIX "/"
 
 /* Exit codes (documented in gpiobrokerctl(1); scripts rely on them). */
 enum {
@@ -64,8 +64,8 @@ static int fail(const char *what, int r)
 	const char *name = B ? gpiobroker_last_error_name(B) : NULL;
 	const char *msg = B ? gpiobroker_last_error_message(B) : NULL;
 
-	if (name && strncmp(name, GB_NAME ".Error.", strlen(GB_NAME ".Error.")) == 0)
-		name += strlen(GB_NAME ".Error.");
+	if (name && strncmp(name, GB_BUS_NAME ".Error.", strlen(GB_BUS_NAME ".Error.")) == 0)
+		name += strlen(GB_BUS_NAME ".Error.");
 	if (-r == EHOSTDOWN)
 		fprintf(stderr, "gpiobrokerctl: %s: gpiod-broker is not running (%s)\n", what,
 			msg ? msg : strerror(-r));
@@ -340,7 +340,7 @@ static int load_tree(struct tree *t)
 	int r;
 
 	memset(t, 0, sizeof(*t));
-	r = sd_bus_call_method(gpiobroker_get_bus(B), GB_NAME, GB_ROOT,
+	r = sd_bus_call_method(gpiobroker_get_bus(B), GB_BUS_NAME, GB_ROOT_PATH,
 			       "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", &e, &reply, "");
 	if (r < 0) {
 		bool down = e.name && (strcmp(e.name, "org.freedesktop.DBus.Error.ServiceUnknown") == 0 ||
@@ -364,7 +364,7 @@ static int load_tree(struct tree *t)
 			r = sd_bus_message_read(reply, "s", &iface);
 			if (r < 0)
 				break;
-			if (strcmp(iface, GB_NAME ".Chip") == 0) {
+			if (strcmp(iface, GB_BUS_NAME ".Chip") == 0) {
 				struct chipinfo *c = realloc(t->chips, (t->n_chips + 1) * sizeof(*c));
 
 				if (!c) {
@@ -376,7 +376,7 @@ static int load_tree(struct tree *t)
 				memset(c, 0, sizeof(*c));
 				c->path = strdup(path);
 				r = parse_chip(reply, c);
-			} else if (strcmp(iface, GB_NAME ".Line") == 0) {
+			} else if (strcmp(iface, GB_BUS_NAME ".Line") == 0) {
 				struct lineinfo *l = realloc(t->lines, (t->n_lines + 1) * sizeof(*l));
 
 				if (!l) {
@@ -489,7 +489,7 @@ static void print_access(const char *line_path)
 	char directions[128] = "", edges[128] = "", entry[512] = "", reason[512] = "";
 	int may_use = 0, persistent = 0, bypass = 0, r;
 
-	r = sd_bus_call_method(gpiobroker_get_bus(B), GB_NAME, GB_ROOT, GB_NAME ".Manager",
+	r = sd_bus_call_method(gpiobroker_get_bus(B), GB_BUS_NAME, GB_ROOT_PATH, GB_BUS_NAME ".Manager",
 			       "GetAccess", &e, &reply, "s", line_path);
 	if (r < 0) {
 		printf("\t\taccess: unknown (%s)\n", e.message ? e.message : strerror(-r));
@@ -649,7 +649,7 @@ static int get_path_prop(const char *path, const char *iface, const char *prop, 
 	const char *v;
 	int r;
 
-	r = sd_bus_get_property(gpiobroker_get_bus(B), GB_NAME, path, iface, prop, &e, &reply, "o");
+	r = sd_bus_get_property(gpiobroker_get_bus(B), GB_BUS_NAME, path, iface, prop, &e, &reply, "o");
 	if (r >= 0)
 		r = sd_bus_message_read(reply, "o", &v);
 	if (r >= 0 && !(*out = strdup(v)))
@@ -677,10 +677,10 @@ static int own_persistent(const char *line, struct gpiobroker_request **out, uns
 	r = gpiobroker_find_line(B, line, &lpath, &chip, &off);
 	if (r < 0)
 		return r;
-	r = get_path_prop(lpath, GB_NAME ".Line", "Request", &rpath);
+	r = get_path_prop(lpath, GB_BUS_NAME ".Line", "Request", &rpath);
 	if (r >= 0 && strcmp(rpath, "/") != 0)
-		r = sd_bus_get_property_trivial(gpiobroker_get_bus(B), GB_NAME, rpath,
-						GB_NAME ".Request", "OwnerUid", &e, 'u', &uid);
+		r = sd_bus_get_property_trivial(gpiobroker_get_bus(B), GB_BUS_NAME, rpath,
+						GB_BUS_NAME ".Request", "OwnerUid", &e, 'u', &uid);
 	else if (r >= 0)
 		r = 1; /* free */
 	if (r == 0 && uid == getuid()) {
@@ -841,7 +841,7 @@ static int open_target(const char *arg, struct gpiobroker_request **req, int *in
 	r = gpiobroker_find_line(B, arg, &lpath, &chip, &off);
 	if (r < 0)
 		return fail(arg, r);
-	r = get_path_prop(lpath, GB_NAME ".Line", "Request", &rpath);
+	r = get_path_prop(lpath, GB_BUS_NAME ".Line", "Request", &rpath);
 	free(lpath);
 	if (r < 0 || strcmp(rpath, "/") == 0) {
 		fprintf(stderr, "gpiobrokerctl: %s: not held through the broker\n", arg);
@@ -1532,10 +1532,10 @@ static int cmd_wait(int argc, char **argv)
 	/* Match first, then ask: an owner appearing in between is seen either way. */
 	r = sd_bus_add_match(bus, &slot,
 			     "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',"
-			     "arg0='" GB_NAME "'", on_owner, &has);
+			     "arg0='" GB_BUS_NAME "'", on_owner, &has);
 	if (r >= 0)
 		r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-				       "org.freedesktop.DBus", "NameHasOwner", &e, &reply, "s", GB_NAME);
+				       "org.freedesktop.DBus", "NameHasOwner", &e, &reply, "s", GB_BUS_NAME);
 	if (r >= 0 && !has)
 		r = sd_bus_message_read(reply, "b", &has);
 	while (r >= 0 && !has) {

@@ -23,16 +23,7 @@
 #include "line-config.h"
 #include "policy.h"
 
-#define GB_BUS_NAME        "org.gpiodbroker1"
-#define GB_ROOT_PATH       "/org/gpiodbroker1"
-#define GB_CHIP_PREFIX     GB_ROOT_PATH "/chip"
-#define GB_REQUEST_PREFIX  GB_ROOT_PATH "/request"
-#define GB_WATCH_PREFIX    GB_ROOT_PATH "/watch"
-#define GB_IFACE_MANAGER   GB_BUS_NAME ".Manager"
-#define GB_IFACE_CHIP      GB_BUS_NAME ".Chip"
-#define GB_IFACE_LINE      GB_BUS_NAME ".Line"
-#define GB_IFACE_REQUEST   GB_BUS_NAME ".Request"
-#define GB_IFACE_WATCH     GB_BUS_NAME ".Watch"
+#include "org.gpiodbroker1.h"
 
 /* Upper bounds that keep one caller from making the broker allocate without limit. */
 #define GB_MAX_LINES_PER_REQUEST 512

@@ -406,7 +406,7 @@ START_TEST(test_bench)
 	anon_start = gb_proc_status_kib(broker, "RssAnon");
 	pss_start = gb_proc_pss_kib(broker);
 	out_mem("idle", broker);
-	ping = bus_rtt(root, GB_NAME, GB_ROOT, "org.freedesktop.DBus.Peer", "Ping");
+	ping = bus_rtt(root, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping");
 	b = open_as(UID_ALICE);
 	broker_setget(b, &b_set, &b_get);
 	cpu0 = gb_proc_cpu_ns(broker);

@@ -44,7 +44,7 @@ static char *chip_path(struct gb_sim_chip *c)
 {
 	char *p;
 
-	ck_assert_int_ge(asprintf(&p, GB_ROOT "/chip/%s", gb_sim_chip_name(c)), 0);
+	ck_assert_int_ge(asprintf(&p, GB_ROOT_PATH "/chip/%s", gb_sim_chip_name(c)), 0);
 	return p;
 }
 
@@ -55,7 +55,7 @@ static void find_line(sd_bus *bus, const char *spec, const char *want_chip, uint
 	const char *path, *chip;
 	uint32_t off;
 
-	ck_assert_msg(sd_bus_call_method(bus, GB_NAME, GB_ROOT, GB_MANAGER, "FindLine", &err, &reply,
+	ck_assert_msg(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "FindLine", &err, &reply,
 					 "s", spec) >= 0, "FindLine(%s): %s", spec, err.message);
 	ck_assert_int_ge(sd_bus_message_read(reply, "osu", &path, &chip, &off), 0);
 	ck_assert_str_eq(chip, want_chip);
@@ -72,13 +72,13 @@ START_TEST(test_objects)
 	uint32_t n = 0;
 	int objects = 0, r;
 
-	ck_assert_int_ge(sd_bus_get_property_string(bus, GB_NAME, cp, GB_NAME ".Chip", "Label", &err, &s), 0);
+	ck_assert_int_ge(sd_bus_get_property_string(bus, GB_BUS_NAME, cp, GB_BUS_NAME ".Chip", "Label", &err, &s), 0);
 	ck_assert_str_eq(s, "gbchip-a");
 	free(s);
-	ck_assert_int_ge(sd_bus_get_property_string(bus, GB_NAME, cp, GB_NAME ".Chip", "Path", &err, &s), 0);
+	ck_assert_int_ge(sd_bus_get_property_string(bus, GB_BUS_NAME, cp, GB_BUS_NAME ".Chip", "Path", &err, &s), 0);
 	ck_assert_str_eq(s, gb_sim_chip_path(sim_a));
 	free(s);
-	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_NAME, cp, GB_NAME ".Chip", "NumLines",
+	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_BUS_NAME, cp, GB_BUS_NAME ".Chip", "NumLines",
 						     &err, 'u', &n), 0);
 	ck_assert_uint_eq(n, 4);
 	s = gb_line_prop_str(bus, gb_sim_chip_name(sim_b), 3, "Name");
@@ -96,14 +96,14 @@ START_TEST(test_objects)
 	free(lp);
 
 	/* A name on two chips is ambiguous: refused, not resolved to either. */
-	r = sd_bus_call_method(bus, GB_NAME, GB_ROOT, GB_MANAGER, "FindLine", &err, NULL, "s", "shared");
+	r = sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "FindLine", &err, NULL, "s", "shared");
 	ck_assert_int_lt(r, 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.InvalidArgs");
+	ck_assert_str_eq(err.name, GB_ERROR_INVALID_ARGS);
 	ck_assert_msg(strstr(err.message, "not unique"), "%s", err.message);
 	sd_bus_error_free(&err);
 
 	/* ObjectManager: 2 chips + 8 lines. */
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, GB_ROOT, "org.freedesktop.DBus.ObjectManager",
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.ObjectManager",
 					    "GetManagedObjects", &err, &reply, ""), 0);
 	ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "{oa{sa{sv}}}"), 0);
 	while ((r = sd_bus_message_skip(reply, "{oa{sa{sv}}}")) > 0)
@@ -135,8 +135,8 @@ START_TEST(test_outside_change)
 	char match[256], *s;
 
 	snprintf(match, sizeof(match),
-		 "type='signal',sender='" GB_NAME "',interface='org.freedesktop.DBus.Properties',"
-		 "path='" GB_ROOT "/chip/%s/line0'", gb_sim_chip_name(sim_a));
+		 "type='signal',sender='" GB_BUS_NAME "',interface='org.freedesktop.DBus.Properties',"
+		 "path='" GB_ROOT_PATH "/chip/%s/line0'", gb_sim_chip_name(sim_a));
 	ck_assert_int_ge(sd_bus_add_match(bus, NULL, match, on_changed, &changes), 0);
 
 	/* Another process takes the line, bypassing the broker. */
@@ -156,7 +156,7 @@ START_TEST(test_outside_change)
 	free(s);
 
 	ck_assert_int_lt(gb_request(bus, "me", "pump", "input", -1, NULL, false, NULL, &err), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.Busy");
+	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
 	ck_assert_msg(strstr(err.message, "outsider"), "%s", err.message);
 	sd_bus_error_free(&err);
 
@@ -197,9 +197,9 @@ START_TEST(test_chip_unplugged)
 	struct gb_sim_chip *sim_c;
 
 	name = strdup(gb_sim_chip_name(sim_b));
-	ck_assert_int_ge(sd_bus_match_signal(alice, NULL, GB_NAME, NULL, GB_REQUEST, "ChipGone",
+	ck_assert_int_ge(sd_bus_match_signal(alice, NULL, GB_BUS_NAME, NULL, GB_IFACE_REQUEST, "ChipGone",
 					     on_chip_gone, gone), 0);
-	ck_assert_int_ge(sd_bus_match_signal(alice, NULL, GB_NAME, GB_ROOT,
+	ck_assert_int_ge(sd_bus_match_signal(alice, NULL, GB_BUS_NAME, GB_ROOT_PATH,
 					     "org.freedesktop.DBus.ObjectManager", "InterfacesRemoved",
 					     on_count, &removed), 0);
 	ck_assert_int_ge(gb_request(alice, "fan-ctl", "fan", "output", 1, NULL, false, &pa, &err), 0);
@@ -214,10 +214,10 @@ START_TEST(test_chip_unplugged)
 	ck_assert(gb_bus_wait_count(alice, &removed, 5, 5000));
 
 	ck_assert_int_lt(gb_get_value(alice, pa, 0, &err), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.ChipGone");
+	ck_assert_str_eq(err.name, GB_ERROR_CHIP_GONE);
 	sd_bus_error_free(&err);
-	ck_assert_int_lt(sd_bus_call_method(alice, GB_NAME, cp, "org.freedesktop.DBus.Properties",
-					    "GetAll", &err, NULL, "s", GB_NAME ".Chip"), 0);
+	ck_assert_int_lt(sd_bus_call_method(alice, GB_BUS_NAME, cp, "org.freedesktop.DBus.Properties",
+					    "GetAll", &err, NULL, "s", GB_BUS_NAME ".Chip"), 0);
 	sd_bus_error_free(&err);
 
 	/* The other chip is served as before. */
@@ -226,10 +226,10 @@ START_TEST(test_chip_unplugged)
 	ck_assert_int_eq(gb_get_value(bob, pb, 0, &err), 1);
 
 	/* The defunct request can still be released by its owner. */
-	ck_assert_int_ge(sd_bus_call_method(alice, GB_NAME, pa, GB_REQUEST, "Release", &err, NULL, ""), 0);
+	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, pa, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
 
 	/* A chip plugged in at runtime becomes objects without a restart. */
-	ck_assert_int_ge(sd_bus_match_signal(alice, NULL, GB_NAME, GB_ROOT,
+	ck_assert_int_ge(sd_bus_match_signal(alice, NULL, GB_BUS_NAME, GB_ROOT_PATH,
 					     "org.freedesktop.DBus.ObjectManager", "InterfacesAdded",
 					     on_count, &added), 0);
 	sim_c = gb_sim_chip_new("gbchip-c", 2, NULL);
@@ -312,7 +312,7 @@ START_TEST(test_bus_goes_away)
 
 		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
 				       "org.freedesktop.DBus", "NameHasOwner", NULL, &reply, "s",
-				       GB_NAME) >= 0)
+				       GB_BUS_NAME) >= 0)
 			sd_bus_message_read(reply, "b", &has);
 		sd_bus_message_unref(reply);
 		if (!has)

@@ -47,7 +47,7 @@ static char *declared_signature(sd_bus *bus, const char *path, const char *signa
 	const char *xml, *p, *end;
 	char want[64], sig[64] = "";
 
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, path, "org.freedesktop.DBus.Introspectable",
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, "org.freedesktop.DBus.Introspectable",
 					    "Introspect", NULL, &reply, ""), 0);
 	ck_assert_int_ge(sd_bus_message_read(reply, "s", &xml), 0);
 	snprintf(want, sizeof(want), "<signal name=\"%s\">", signal);
@@ -76,9 +76,9 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *e)
 	struct rec *r = userdata;
 	const char *edge;
 
-	if (!sd_bus_message_get_sender(m) || !sd_bus_message_is_signal(m, GB_REQUEST, NULL))
+	if (!sd_bus_message_get_sender(m) || !sd_bus_message_is_signal(m, GB_IFACE_REQUEST, NULL))
 		return 0;
-	if (sd_bus_message_is_signal(m, GB_REQUEST, "Event") && r->n < 256) {
+	if (sd_bus_message_is_signal(m, GB_IFACE_REQUEST, "Event") && r->n < 256) {
 		struct ev *ev = &r->ev[r->n];
 
 		ck_assert_int_ge(sd_bus_message_read(m, "uustttt", &ev->index, &ev->offset, &edge,
@@ -86,7 +86,7 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *e)
 		snprintf(ev->edge, sizeof(ev->edge), "%s", edge);
 		snprintf(r->sig, sizeof(r->sig), "%s", sd_bus_message_get_signature(m, true));
 		r->n++;
-	} else if (sd_bus_message_is_signal(m, GB_REQUEST, "EventsLost")) {
+	} else if (sd_bus_message_is_signal(m, GB_IFACE_REQUEST, "EventsLost")) {
 		uint64_t n, total;
 
 		ck_assert_int_ge(sd_bus_message_read(m, "tt", &n, &total), 0);
@@ -111,11 +111,11 @@ START_TEST(test_edges_to_owner_only)
 	struct rec mine = { 0 }, spied = { 0 };
 	char *path = NULL;
 
-	subscribe(owner, "type='signal',sender='" GB_NAME "'", &mine);
+	subscribe(owner, "type='signal',sender='" GB_BUS_NAME "'", &mine);
 	/* The eavesdropper asks for everything the broker sends, and tries eavesdropping
 	 * outright (the bus policy refuses that to non-root peers). */
-	subscribe(spy, "type='signal',sender='" GB_NAME "'", &spied);
-	subscribe(spy, "type='signal',interface='" GB_REQUEST "'", &spied);
+	subscribe(spy, "type='signal',sender='" GB_BUS_NAME "'", &spied);
+	subscribe(spy, "type='signal',interface='" GB_IFACE_REQUEST "'", &spied);
 	sd_bus_add_match(spy, NULL, "type='signal',eavesdrop='true'", on_signal, &spied);
 
 	ck_assert_int_ge(gb_request(owner, "watch", "button", "input", -1, "both", false, &path, &err), 0);
@@ -148,7 +148,7 @@ START_TEST(test_edges_to_owner_only)
 
 	/* Anything sent to the spy before the broker answers its Ping would be queued
 	 * ahead of the reply: after it, the spy has seen all it ever will of these. */
-	ck_assert_int_ge(sd_bus_call_method(spy, GB_NAME, GB_ROOT, "org.freedesktop.DBus.Peer",
+	ck_assert_int_ge(sd_bus_call_method(spy, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer",
 					    "Ping", NULL, NULL, ""), 0);
 	while (sd_bus_process(spy, NULL) > 0)
 		;
@@ -171,8 +171,8 @@ START_TEST(test_kernel_overflow_counted)
 	struct ev *marker;
 	int ret;
 
-	subscribe(bus, "type='signal',sender='" GB_NAME "'", &r);
-	ret = sd_bus_call_method(bus, GB_NAME, GB_ROOT, GB_MANAGER, "Request", &err, NULL,
+	subscribe(bus, "type='signal',sender='" GB_BUS_NAME "'", &r);
+	ret = sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", &err, NULL,
 				 "sa(sa{sv})a{sv}", "burst", 2,
 				 "button", 2, "direction", "s", "input", "edge", "s", "both",
 				 "door", 2, "direction", "s", "input", "edge", "s", "both", 0);
@@ -209,8 +209,8 @@ START_TEST(test_kernel_overflow_counted)
 	/* The broker's own numbering has no gap: nothing was lost after the kernel. */
 	for (int i = 0; i < r.n; i++)
 		ck_assert_uint_eq(r.ev[i].seq, i + 1);
-	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_NAME, path ? path : GB_ROOT "/request/1",
-						     GB_REQUEST, "EventsLost", &err, 't', &prop), 0);
+	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_BUS_NAME, path ? path : GB_ROOT_PATH "/request/1",
+						     GB_IFACE_REQUEST, "EventsLost", &err, 't', &prop), 0);
 	ck_assert_uint_eq(prop, r.lost);
 	sd_bus_flush_close_unref(bus);
 }
@@ -234,21 +234,21 @@ START_TEST(test_persistent_subscribe)
 	/* Nobody to tell: the edge is counted, not dropped silently. */
 	ck_assert_int_eq(gb_sim_set_pull(sim, 2, true), 0);
 	for (int i = 0; i < 500 * gb_slow() && lost == 0; i++) {
-		ck_assert_int_ge(sd_bus_get_property_trivial(root, GB_NAME, path, GB_REQUEST,
+		ck_assert_int_ge(sd_bus_get_property_trivial(root, GB_BUS_NAME, path, GB_IFACE_REQUEST,
 							     "EventsLost", &err, 't', &lost), 0);
 		usleep(10000);
 	}
 	ck_assert_uint_eq(lost, 1);
 
 	later = gb_connect(UID_ALICE);
-	subscribe(later, "type='signal',sender='" GB_NAME "'", &r);
-	ck_assert_int_ge(sd_bus_call_method(later, GB_NAME, path, GB_REQUEST, "Subscribe", &err,
+	subscribe(later, "type='signal',sender='" GB_BUS_NAME "'", &r);
+	ck_assert_int_ge(sd_bus_call_method(later, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Subscribe", &err,
 					    NULL, ""), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 2, false), 0);
 	ck_assert(gb_bus_wait_count(later, &r.n, 1, 5000));
 	ck_assert_str_eq(r.ev[0].edge, "falling");
 	ck_assert_uint_eq(r.ev[0].seq, 2); /* the subscriber sees that one came before */
-	ck_assert_int_ge(sd_bus_call_method(later, GB_NAME, path, GB_REQUEST, "Release", &err, NULL, ""), 0);
+	ck_assert_int_ge(sd_bus_call_method(later, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
 	free(uname);
 	free(path);
 	sd_bus_flush_close_unref(root);

@@ -14,7 +14,7 @@
 #include "gpiosim.h"
 #include "testmain.h"
 
-#define LIMITS_EXCEEDED "org.gpiodbroker1.Error.LimitsExceeded"
+#define LIMITS_EXCEEDED GB_ERROR_LIMITS_EXCEEDED
 
 static struct gb_sim_chip *sim;
 static const char *chip;
@@ -51,7 +51,7 @@ static int request_n(sd_bus *bus, unsigned int first, unsigned int n, bool persi
 	const char *p;
 	int r;
 
-	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_NAME, GB_ROOT, GB_MANAGER,
+	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER,
 							"Request"), 0);
 	ck_assert_int_ge(sd_bus_message_append(m, "s", "limits"), 0);
 	ck_assert_int_ge(sd_bus_message_open_container(m, 'a', "(sa{sv})"), 0);
@@ -99,7 +99,7 @@ static char *expect_ok(sd_bus *bus, unsigned int first, unsigned int n, bool per
 
 static void release(sd_bus *bus, char *path)
 {
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, path, GB_REQUEST, "Release", NULL, NULL,
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", NULL, NULL,
 					    ""), 0);
 	free(path);
 }

@@ -69,7 +69,7 @@ static void teardown(void)
 
 static void expect_denied(sd_bus_error *err, const char *needle)
 {
-	ck_assert_str_eq(err->name, "org.gpiodbroker1.Error.PermissionDenied");
+	ck_assert_str_eq(err->name, GB_ERROR_PERMISSION);
 	ck_assert_msg(strstr(err->message, needle), "'%s' should mention '%s'", err->message, needle);
 	sd_bus_error_free(err);
 }
@@ -132,7 +132,7 @@ START_TEST(test_supplementary_group)
 	expect_denied(&err, "uid 60002 is not among the users or groups of [line door]");
 
 	/* GetAccess explains before a call fails. */
-	ck_assert_int_ge(sd_bus_call_method(bob, GB_NAME, GB_ROOT, GB_MANAGER, "GetAccess", &err, &reply,
+	ck_assert_int_ge(sd_bus_call_method(bob, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "GetAccess", &err, &reply,
 					    "s", "door"), 0);
 	ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "{sv}"), 0);
 	while (sd_bus_message_enter_container(reply, 'e', "sv") > 0) {
@@ -158,7 +158,7 @@ START_TEST(test_direction_may_not_change)
 
 	ck_assert_int_ge(gb_request(bob, "h", "heater", "output", 1, NULL, false, &path, &err), 0);
 	ck_assert_int_eq(gb_sim_get_value(sim, 2), 1);
-	ck_assert_int_lt(sd_bus_call_method(bob, GB_NAME, path, GB_REQUEST, "SetDirectionInput", &err,
+	ck_assert_int_lt(sd_bus_call_method(bob, GB_BUS_NAME, path, GB_IFACE_REQUEST, "SetDirectionInput", &err,
 					    NULL, "au", 0), 0);
 	expect_denied(&err, "direction-may-change = no");
 	/* still an output, still driven */
@@ -221,21 +221,21 @@ START_TEST(test_reload_revokes)
 	char revoked[512] = "", *path = NULL, *s;
 	int n = 0;
 
-	ck_assert_int_ge(sd_bus_match_signal(bob, NULL, GB_NAME, NULL, GB_REQUEST, "Revoked",
+	ck_assert_int_ge(sd_bus_match_signal(bob, NULL, GB_BUS_NAME, NULL, GB_IFACE_REQUEST, "Revoked",
 					     on_revoked, revoked), 0);
 	ck_assert_int_ge(gb_request(bob, "h", "heater", "output", 1, NULL, false, &path, &err), 0);
 
 	/* A broken policy is rejected whole; the old one stays. */
 	gb_policy_write("[line heater]\nchip = gbpol\noffset = 2\nusers = gb-alice\ndirections = output\nbogus = 1\n");
-	ck_assert_int_lt(sd_bus_call_method(root, GB_NAME, GB_ROOT, GB_MANAGER, "ReloadPolicy", &err,
+	ck_assert_int_lt(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "ReloadPolicy", &err,
 					    NULL, ""), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.PolicyInvalid");
+	ck_assert_str_eq(err.name, GB_ERROR_POLICY);
 	ck_assert_msg(strstr(err.message, "50-test.conf:6: unknown key 'bogus'"), "%s", err.message);
 	sd_bus_error_free(&err);
 	ck_assert_int_ge(gb_set_value(bob, path, 0, true, &err), 0);
 
 	/* Only root may reload. */
-	ck_assert_int_lt(sd_bus_call_method(bob, GB_NAME, GB_ROOT, GB_MANAGER, "ReloadPolicy", &err,
+	ck_assert_int_lt(sd_bus_call_method(bob, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "ReloadPolicy", &err,
 					    NULL, ""), 0);
 	expect_denied(&err, "only root");
 

@@ -98,7 +98,7 @@ static void assert_broker_alive(sd_bus *bus)
 	int status;
 
 	ck_assert_msg(waitpid(broker, &status, WNOHANG) == 0, "the broker died");
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, GB_ROOT, "org.freedesktop.DBus.Peer",
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer",
 					    "Ping", NULL, NULL, ""), 0);
 }
 
@@ -241,14 +241,14 @@ START_TEST(test_many_clients)
 		} else {
 			ck_assert_int_lt(gb_request(c[i], "many", spec, "input", -1, NULL, false, NULL,
 						    &err), 0);
-			ck_assert_msg(sd_bus_error_has_name(&err, GB_NAME ".Error.Busy"), "client %d: %s",
+			ck_assert_msg(sd_bus_error_has_name(&err, GB_BUS_NAME ".Error.Busy"), "client %d: %s",
 				      i, err.name);
 			sd_bus_error_free(&err);
 		}
 	}
 	assert_broker_alive(bus);
 	rss1 = gb_proc_rss_kib(broker);
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, GB_ROOT, GB_MANAGER, "ListRequests", NULL,
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "ListRequests", NULL,
 					    &reply, ""), 0);
 	ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "(osbus)"), 0);
 	while (sd_bus_message_skip(reply, "(osbus)") > 0)
@@ -426,15 +426,15 @@ static const char *const members[][2] = {
 	{ "Introspect", "" }, { "GetManagedObjects", "" }, { "Frobnicate", "s" },
 };
 static const char *const interfaces[] = {
-	GB_MANAGER, GB_REQUEST, GB_LINE, GB_NAME ".Chip", "org.freedesktop.DBus.Properties",
+	GB_IFACE_MANAGER, GB_IFACE_REQUEST, GB_IFACE_LINE, GB_BUS_NAME ".Chip", "org.freedesktop.DBus.Properties",
 	"org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.ObjectManager",
-	GB_NAME ".Nope", NULL,
+	GB_BUS_NAME ".Nope", NULL,
 };
 
 static sd_bus_message *fuzz_call(sd_bus *bus, const char *request_path)
 {
-	const char *paths[] = { GB_ROOT, request_path, GB_ROOT "/request/999999", GB_ROOT "/chip",
-				NULL, GB_ROOT "/nope", "/", GB_ROOT "/chip/x/line9" };
+	const char *paths[] = { GB_ROOT_PATH, request_path, GB_ROOT_PATH "/request/999999", GB_ROOT_PATH "/chip",
+				NULL, GB_ROOT_PATH "/nope", "/", GB_ROOT_PATH "/chip/x/line9" };
 	char line_path[128], sig[256];
 	int mi = rand() % (sizeof(members) / sizeof(*members));
 	const char *iface = interfaces[rand() % (sizeof(interfaces) / sizeof(*interfaces))];
@@ -442,16 +442,16 @@ static sd_bus_message *fuzz_call(sd_bus *bus, const char *request_path)
 	sd_bus_message *m = NULL;
 	int r;
 
-	snprintf(line_path, sizeof(line_path), GB_ROOT "/chip/%s/line%d", chip, rand() % 8);
+	snprintf(line_path, sizeof(line_path), GB_ROOT_PATH "/chip/%s/line%d", chip, rand() % 8);
 	paths[4] = line_path;
 	path = paths[rand() % (sizeof(paths) / sizeof(*paths))];
 	/* Mostly the interface the member belongs to, with a meaningful path. */
 	if (rand() % 2 == 0) {
-		iface = mi < 5 ? GB_MANAGER : mi < 12 ? GB_REQUEST : mi < 15 ?
+		iface = mi < 5 ? GB_IFACE_MANAGER : mi < 12 ? GB_IFACE_REQUEST : mi < 15 ?
 			"org.freedesktop.DBus.Properties" : iface;
-		path = mi < 5 ? GB_ROOT : mi < 12 ? request_path : path;
+		path = mi < 5 ? GB_ROOT_PATH : mi < 12 ? request_path : path;
 	}
-	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_NAME, path, iface,
+	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_BUS_NAME, path, iface,
 							members[mi][0]), 0);
 	if (rand() % 4) {
 		strcpy(sig, members[mi][1]);
@@ -522,7 +522,7 @@ START_TEST(test_malformed_calls)
 					      "call %d (%s.%s): %s: %s", k, sd_bus_message_get_interface(m),
 					      sd_bus_message_get_member(m), err.name, err.message);
 				errors++;
-				named_ours += strncmp(err.name, GB_NAME ".Error.", 22) == 0;
+				named_ours += strncmp(err.name, GB_BUS_NAME ".Error.", 22) == 0;
 			}
 			sd_bus_error_free(&err);
 			sd_bus_message_unref(m);

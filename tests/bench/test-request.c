@@ -61,7 +61,7 @@ START_TEST(test_request_release)
 	char *path = NULL, *path2 = NULL, *s, consumer[64];
 
 	ck_assert_int_ge(gb_request(bus, "door-ctl", "led", "output", 1, NULL, false, &path, &err), 0);
-	ck_assert_str_eq(path, GB_ROOT "/request/1");
+	ck_assert_str_eq(path, GB_ROOT_PATH "/request/1");
 
 	/* The label is the kernel's consumer, and the line object shows who holds it. */
 	ck_assert(kernel_used(0, consumer, sizeof(consumer)));
@@ -78,13 +78,13 @@ START_TEST(test_request_release)
 	free(s);
 	ck_assert_int_eq(gb_sim_get_value(sim, 0), 1);
 
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, path, GB_REQUEST, "Release", &err, NULL, ""), 0);
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
 	ck_assert(!kernel_used(0, NULL, 0));
 	ck_assert(gb_wait_line_used(bus, chip, 0, false, 2000));
 
 	/* Paths are never reused. */
 	ck_assert_int_ge(gb_request(bus, "door-ctl", "led", "output", 0, NULL, false, &path2, &err), 0);
-	ck_assert_str_eq(path2, GB_ROOT "/request/2");
+	ck_assert_str_eq(path2, GB_ROOT_PATH "/request/2");
 	free(path);
 	free(path2);
 	sd_bus_flush_close_unref(bus);
@@ -99,13 +99,13 @@ START_TEST(test_exclusive)
 
 	ck_assert_int_ge(gb_request(a, "holder", "button", "input", -1, NULL, false, &path, &err), 0);
 	ck_assert_int_lt(gb_request(b, "thief", "button", "input", -1, NULL, false, NULL, &err), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.Busy");
+	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
 	ck_assert_msg(strstr(err.message, path) && strstr(err.message, "holder"),
 		      "Busy should say who holds the line: %s", err.message);
 	sd_bus_error_free(&err);
 	/* Another connection of the same user is another client too. */
 	ck_assert_int_lt(gb_request(a2, "again", "gbreq:1", "input", -1, NULL, false, NULL, &err), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.Busy");
+	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
 	sd_bus_error_free(&err);
 	free(path);
 	sd_bus_flush_close_unref(a);
@@ -123,13 +123,13 @@ START_TEST(test_atomic)
 
 	/* A line held by another client: the whole request fails, nothing is held. */
 	ck_assert_int_ge(gb_request(a, "a", "motor", "output", 0, NULL, false, NULL, &err), 0);
-	r = sd_bus_call_method(b, GB_NAME, GB_ROOT, GB_MANAGER, "Request", &err, NULL,
+	r = sd_bus_call_method(b, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", &err, NULL,
 			       "sa(sa{sv})a{sv}", "b", 3,
 			       "led", 1, "direction", "s", "output",
 			       "reset", 1, "direction", "s", "input",
 			       "motor", 1, "direction", "s", "input", 0);
 	ck_assert_int_lt(r, 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.Busy");
+	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
 	sd_bus_error_free(&err);
 	ck_assert(!kernel_used(0, NULL, 0));
 	ck_assert(!kernel_used(2, NULL, 0));
@@ -140,19 +140,19 @@ START_TEST(test_atomic)
 	hogged = gb_sim_chip_new_hogged("gbhog", 4, NULL, 2, "kernel-driver");
 	ck_assert_ptr_nonnull(hogged);
 	ck_assert(gb_wait_line_used(a, gb_sim_chip_name(hogged), 2, true, 3000));
-	r = sd_bus_call_method(b, GB_NAME, GB_ROOT, GB_MANAGER, "Request", &err, NULL,
+	r = sd_bus_call_method(b, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", &err, NULL,
 			       "sa(sa{sv})a{sv}", "b", 2,
 			       "led", 1, "direction", "s", "output",
 			       "gbhog:2", 1, "direction", "s", "input", 0);
 	ck_assert_int_lt(r, 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.Busy");
+	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
 	ck_assert_msg(strstr(err.message, "kernel-driver"), "%s", err.message);
 	sd_bus_error_free(&err);
 	ck_assert(!kernel_used(0, NULL, 0));
 	ck_assert(!gb_line_prop_bool(a, chip, 0, "Used"));
 
 	/* And a multi-line request that works holds all, values in order. */
-	r = sd_bus_call_method(b, GB_NAME, GB_ROOT, GB_MANAGER, "Request", &err, NULL,
+	r = sd_bus_call_method(b, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", &err, NULL,
 			       "sa(sa{sv})a{sv}", "multi", 2,
 			       "led", 2, "direction", "s", "output", "value", "b", 1,
 			       "reset", 2, "direction", "s", "output", "value", "b", 0, 0);
@@ -229,7 +229,7 @@ START_TEST(test_persistent_survives)
 	ck_assert_msg(kernel_used(3, NULL, 0), "persistent request died with its client");
 	ck_assert_int_eq(gb_sim_get_value(sim, 3), 1);
 
-	ck_assert_int_ge(sd_bus_call_method(root, GB_NAME, GB_ROOT, GB_MANAGER, "ListRequests",
+	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "ListRequests",
 					    &err, &reply, ""), 0);
 	ck_assert_int_eq(sd_bus_message_enter_container(reply, 'a', "(osbus)"), 1);
 	ck_assert_int_eq(sd_bus_message_read(reply, "(osbus)", &path, &label, &persistent, &uid, &owner), 1);
@@ -242,14 +242,14 @@ START_TEST(test_persistent_survives)
 	ck_assert_int_ge(gb_set_value(alice, path, 0, false, &err), 0);
 	ck_assert_int_eq(gb_sim_get_value(sim, 3), 0);
 	ck_assert_int_lt(gb_set_value(bob, path, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.PermissionDenied");
+	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
 	sd_bus_error_free(&err);
 	ck_assert_int_eq(gb_sim_get_value(sim, 3), 0);
-	ck_assert_int_lt(sd_bus_call_method(bob, GB_NAME, path, GB_REQUEST, "Release", &err, NULL, ""), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.PermissionDenied");
+	ck_assert_int_lt(sd_bus_call_method(bob, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
+	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
 	sd_bus_error_free(&err);
 	/* Root may release it. */
-	ck_assert_int_ge(sd_bus_call_method(root, GB_NAME, path, GB_REQUEST, "Release", &err, NULL, ""), 0);
+	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
 	ck_assert(!kernel_used(3, NULL, 0));
 	sd_bus_message_unref(reply);
 	sd_bus_flush_close_unref(root);
@@ -267,7 +267,7 @@ START_TEST(test_managed_owner_only)
 	ck_assert_int_ge(gb_request(a, "mine", "led", "output", 0, NULL, false, &path, &err), 0);
 	/* Managed: the owning connection only, even for the same uid. */
 	ck_assert_int_lt(gb_set_value(a2, path, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.PermissionDenied");
+	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
 	sd_bus_error_free(&err);
 	ck_assert_int_eq(gb_sim_get_value(sim, 0), 0);
 	free(path);
@@ -299,11 +299,11 @@ START_TEST(test_values)
 
 	/* set on an input is an error, not a no-op */
 	ck_assert_int_lt(gb_set_value(bus, in, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.NotOutput");
+	ck_assert_str_eq(err.name, GB_ERROR_NOT_OUTPUT);
 	sd_bus_error_free(&err);
 
 	/* Many lines: one call, values in request order; empty index list = all. */
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, GB_ROOT, GB_MANAGER, "Request", &err, &reply,
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", &err, &reply,
 					    "sa(sa{sv})a{sv}", "many", 3,
 					    "reset", 2, "direction", "s", "output", "value", "b", 1,
 					    "motor", 2, "direction", "s", "output", "value", "b", 0,
@@ -317,12 +317,12 @@ START_TEST(test_values)
 	}
 	sd_bus_message_unref(reply);
 	reply = NULL;
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, out, GB_REQUEST, "SetValues", &err, NULL,
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, out, GB_IFACE_REQUEST, "SetValues", &err, NULL,
 					    "a(ub)", 2, 0, 0, 1, 1), 0);
 	ck_assert_int_eq(gb_sim_get_value(sim, 2), 0);
 	ck_assert_int_eq(gb_sim_get_value(sim, 3), 1);
 	ck_assert_int_eq(gb_sim_get_value(sim, 7), 1);
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, out, GB_REQUEST, "GetValues", &err, &reply,
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, out, GB_IFACE_REQUEST, "GetValues", &err, &reply,
 					    "au", 0), 0);
 	ck_assert_int_eq(sd_bus_message_read(reply, "ab", 3, &v0, &v1, &v2), 1);
 	ck_assert(!v0 && v1 && v2);
@@ -342,7 +342,7 @@ START_TEST(test_direction)
 	ck_assert_int_eq(gb_sim_set_pull(sim, 2, false), 0);
 	ck_assert_int_ge(gb_request(bus, "dir", "reset", "input", -1, NULL, false, &path, &err), 0);
 	/* gpio_direction_output(value): value in the same call, no glitch to another level */
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, path, GB_REQUEST, "SetDirectionOutput", &err,
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "SetDirectionOutput", &err,
 					    NULL, "a(ub)", 1, 0, 1), 0);
 	ck_assert_int_eq(gb_sim_get_value(sim, 2), 1);
 	ck_assert(gb_wait_line_used(bus, chip, 2, true, 1000));
@@ -352,18 +352,18 @@ START_TEST(test_direction)
 	ck_assert_int_ge(gb_set_value(bus, path, 0, false, &err), 0);
 	ck_assert_int_eq(gb_sim_get_value(sim, 2), 0);
 
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, path, GB_REQUEST, "SetDirectionInput", &err,
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "SetDirectionInput", &err,
 					    NULL, "au", 0), 0);
 	ck_assert_int_lt(gb_set_value(bus, path, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.NotOutput");
+	ck_assert_str_eq(err.name, GB_ERROR_NOT_OUTPUT);
 	sd_bus_error_free(&err);
 
 	/* Reconfigure to output must say which level. */
-	ck_assert_int_lt(sd_bus_call_method(bus, GB_NAME, path, GB_REQUEST, "Reconfigure", &err, NULL,
+	ck_assert_int_lt(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Reconfigure", &err, NULL,
 					    "a(ua{sv})", 1, 0, 1, "direction", "s", "output"), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.InvalidArgs");
+	ck_assert_str_eq(err.name, GB_ERROR_INVALID_ARGS);
 	sd_bus_error_free(&err);
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, path, GB_REQUEST, "Reconfigure", &err, NULL,
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Reconfigure", &err, NULL,
 					    "a(ua{sv})", 1, 0, 3, "direction", "s", "output",
 					    "value", "b", 1, "active-low", "b", 1), 0);
 	/* active-low: logical 1 is a low level */
@@ -382,7 +382,7 @@ static void expect_error_at(int line, sd_bus *bus, const char *want, const char 
 	va_list ap;
 	int r;
 
-	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_NAME, path, iface, member), 0);
+	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_BUS_NAME, path, iface, member), 0);
 	va_start(ap, types);
 	ck_assert_int_ge(sd_bus_message_appendv(m, types, ap), 0);
 	va_end(ap);
@@ -395,8 +395,8 @@ static void expect_error_at(int line, sd_bus *bus, const char *want, const char 
 	sd_bus_message_unref(m);
 }
 
-#define INVALID "org.gpiodbroker1.Error.InvalidArgs"
-#define NOTFOUND "org.gpiodbroker1.Error.NotFound"
+#define INVALID GB_ERROR_INVALID_ARGS
+#define NOTFOUND GB_ERROR_NOT_FOUND
 #define REQ "sa(sa{sv})a{sv}"
 
 START_TEST(test_bad_input)
@@ -406,57 +406,57 @@ START_TEST(test_bad_input)
 	char *path = NULL;
 
 	/* wrong signature: sd-bus itself rejects it */
-	expect_error(bus, "org.freedesktop.DBus.Error.InvalidArgs", GB_ROOT, GB_MANAGER, "Request",
+	expect_error(bus, "org.freedesktop.DBus.Error.InvalidArgs", GB_ROOT_PATH, GB_IFACE_MANAGER, "Request",
 		     "s", "x");
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ, "", 1, "led", 0, 0);
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ, "bad\nlabel", 1, "led", 0, 0);
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ,
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "", 1, "led", 0, 0);
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "bad\nlabel", 1, "led", 0, 0);
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ,
 		     "a-label-that-is-far-too-long-for-the-kernel-consumer-field-x", 1, "led", 0, 0);
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 0, 0);
-	expect_error(bus, NOTFOUND, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 1, "nosuchline", 0, 0);
-	expect_error(bus, NOTFOUND, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 1, "gbreq:8", 0, 0);
-	expect_error(bus, NOTFOUND, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 1, "nochip:0", 0, 0);
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 1, "gbreq:", 0, 0);
-	expect_error(bus, NOTFOUND, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 1,
-		     GB_ROOT "/chip/gpiochip99/line0", 0, 0);
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 1,
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 0, 0);
+	expect_error(bus, NOTFOUND, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 1, "nosuchline", 0, 0);
+	expect_error(bus, NOTFOUND, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 1, "gbreq:8", 0, 0);
+	expect_error(bus, NOTFOUND, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 1, "nochip:0", 0, 0);
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 1, "gbreq:", 0, 0);
+	expect_error(bus, NOTFOUND, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 1,
+		     GB_ROOT_PATH "/chip/gpiochip99/line0", 0, 0);
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 1,
 		     "led", 1, "colour", "s", "red", 0);
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 1,
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 1,
 		     "led", 1, "direction", "b", 1, 0);
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 1,
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 1,
 		     "led", 1, "direction", "s", "sideways", 0);
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 1,
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 1,
 		     "led", 1, "value", "b", 1, 0); /* value without output */
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 1,
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 1,
 		     "led", 2, "direction", "s", "output", "edge", "s", "both", 0);
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 1,
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 1,
 		     "led", 1, "debounce-us", "as", 0, 0);
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 2,
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 2,
 		     "led", 0, "gbreq:0", 0, 0); /* the same line twice */
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 1, "led", 0,
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 1, "led", 0,
 		     1, "forever", "b", 1);
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "Request", REQ, "x", 1, "led", 0,
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", REQ, "x", 1, "led", 0,
 		     1, "persistent", "s", "yes");
-	expect_error(bus, INVALID, GB_ROOT, GB_MANAGER, "FindLine", "s", "");
-	expect_error(bus, "org.freedesktop.DBus.Error.UnknownObject", GB_ROOT "/request/999",
-		     GB_REQUEST, "Release", "");
+	expect_error(bus, INVALID, GB_ROOT_PATH, GB_IFACE_MANAGER, "FindLine", "s", "");
+	expect_error(bus, "org.freedesktop.DBus.Error.UnknownObject", GB_ROOT_PATH "/request/999",
+		     GB_IFACE_REQUEST, "Release", "");
 
 	/* nothing above left a line held */
 	for (unsigned int i = 0; i < 8; i++)
 		ck_assert(!kernel_used(i, NULL, 0));
 
 	ck_assert_int_ge(gb_request(bus, "ok", "led", "output", 0, NULL, false, &path, &err), 0);
-	expect_error(bus, INVALID, path, GB_REQUEST, "GetValues", "au", 1, 5);
-	expect_error(bus, INVALID, path, GB_REQUEST, "SetValues", "a(ub)", 1, 1, 1);
-	expect_error(bus, INVALID, path, GB_REQUEST, "SetValues", "a(ub)", 0);
-	expect_error(bus, INVALID, path, GB_REQUEST, "SetValues", "a(ub)", 2, 0, 1, 0, 0);
-	expect_error(bus, INVALID, path, GB_REQUEST, "Reconfigure", "a(ua{sv})", 1, 0, 1,
+	expect_error(bus, INVALID, path, GB_IFACE_REQUEST, "GetValues", "au", 1, 5);
+	expect_error(bus, INVALID, path, GB_IFACE_REQUEST, "SetValues", "a(ub)", 1, 1, 1);
+	expect_error(bus, INVALID, path, GB_IFACE_REQUEST, "SetValues", "a(ub)", 0);
+	expect_error(bus, INVALID, path, GB_IFACE_REQUEST, "SetValues", "a(ub)", 2, 0, 1, 0, 0);
+	expect_error(bus, INVALID, path, GB_IFACE_REQUEST, "Reconfigure", "a(ua{sv})", 1, 0, 1,
 		     "bias", "s", "sticky");
-	expect_error(bus, "org.freedesktop.DBus.Error.InvalidArgs", path, GB_REQUEST, "SetValues",
+	expect_error(bus, "org.freedesktop.DBus.Error.InvalidArgs", path, GB_IFACE_REQUEST, "SetValues",
 		     "au", 1, 0);
 
 	/* still healthy */
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, GB_ROOT, "org.freedesktop.DBus.Peer", "Ping",
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping",
 					    &err, NULL, ""), 0);
 	free(path);
 	sd_bus_flush_close_unref(bus);

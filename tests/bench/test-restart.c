@@ -86,7 +86,7 @@ static bool request_exists(sd_bus *bus, const char *path)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	char *label = NULL;
-	int r = sd_bus_get_property_string(bus, GB_NAME, path, GB_REQUEST, "Label", &err, &label);
+	int r = sd_bus_get_property_string(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Label", &err, &label);
 
 	sd_bus_error_free(&err);
 	free(label);
@@ -101,13 +101,13 @@ static void check_request(sd_bus *bus, const char *path, const char *label, uid_
 	uint32_t u = 0;
 	int b = -1;
 
-	ck_assert_int_ge(sd_bus_get_property_string(bus, GB_NAME, path, GB_REQUEST, "Label", &err, &s), 0);
+	ck_assert_int_ge(sd_bus_get_property_string(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Label", &err, &s), 0);
 	ck_assert_str_eq(s, label);
 	free(s);
-	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_NAME, path, GB_REQUEST, "OwnerUid", &err,
+	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "OwnerUid", &err,
 						     'u', &u), 0);
 	ck_assert_uint_eq(u, uid);
-	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_NAME, path, GB_REQUEST, "Persistent", &err,
+	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Persistent", &err,
 						     'b', &b), 0);
 	ck_assert_int_eq(b, persistent);
 }
@@ -180,7 +180,7 @@ START_TEST(test_output_survives_kill)
 	/* Pulled low: if the line were let go for an instant, the value would drop. */
 	ck_assert_int_eq(gb_sim_set_pull(sim, 0, false), 0);
 	ck_assert_int_ge(gb_request(alice, "relay-ctl", "relay", "output", 1, NULL, false, &path, &err), 0);
-	ck_assert_str_eq(path, GB_ROOT "/request/1");
+	ck_assert_str_eq(path, GB_ROOT_PATH "/request/1");
 	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
 	ck_assert(gb_harness_has_fd(h, "gbreq-1-0"));
 	ck_assert_int_eq(access(STATE_DIR "/request-1", F_OK), 0);
@@ -209,7 +209,7 @@ START_TEST(test_output_survives_kill)
 	{
 		char *owner = NULL;
 
-		ck_assert_int_ge(sd_bus_get_property_string(root, GB_NAME, path, GB_REQUEST, "Owner",
+		ck_assert_int_ge(sd_bus_get_property_string(root, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Owner",
 							    &err, &owner), 0);
 		ck_assert_str_eq(owner, me);
 		free(owner);
@@ -228,7 +228,7 @@ START_TEST(test_output_survives_kill)
 	}
 	/* A new request gets an id after the adopted one. */
 	ck_assert_int_ge(gb_request(alice, "valve", "valve", "input", -1, NULL, false, &path2, &err), 0);
-	ck_assert_str_eq(path2, GB_ROOT "/request/2");
+	ck_assert_str_eq(path2, GB_ROOT_PATH "/request/2");
 
 	/* alice leaves: the adopted request goes with her, to its safe state, out of
 	 * the store. */
@@ -253,7 +253,7 @@ START_TEST(test_persistent_comes_back)
 	ck_assert_int_ge(gb_request(alice, "heater", "valve", "output", 1, NULL, true, &path, &err), 0);
 	ck_assert_int_ge(gb_request(alice, "fan", "spare", "output", 0, NULL, true, &path2, &err), 0);
 	/* A configuration change is recorded: "spare" comes back as an input. */
-	ck_assert_int_ge(sd_bus_call_method(alice, GB_NAME, path2, GB_REQUEST, "SetDirectionInput",
+	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, path2, GB_IFACE_REQUEST, "SetDirectionInput",
 					    &err, NULL, "au", 0), 0);
 	sd_bus_flush_close_unref(alice);
 	ck_assert(gb_harness_wait_n_fds(h, 2, 5000));
@@ -265,11 +265,11 @@ START_TEST(test_persistent_comes_back)
 	check_request(alice, path2, "fan", UID_ALICE, true);
 	ck_assert_int_eq(gb_get_value(alice, path, 0, &err), 1);
 	ck_assert_int_lt(gb_set_value(alice, path2, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.NotOutput");
+	ck_assert_str_eq(err.name, GB_ERROR_NOT_OUTPUT);
 	sd_bus_error_free(&err);
-	ck_assert_int_ge(sd_bus_call_method(alice, GB_NAME, path2, GB_REQUEST, "Release", &err, NULL,
+	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, path2, GB_IFACE_REQUEST, "Release", &err, NULL,
 					    ""), 0);
-	ck_assert_int_ge(sd_bus_call_method(alice, GB_NAME, path, GB_REQUEST, "Release", &err, NULL,
+	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL,
 					    ""), 0);
 	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
 	ck_assert_int_eq(gb_harness_n_fds(h), 0);
@@ -317,7 +317,7 @@ START_TEST(test_owner_died_while_down)
 	ck_assert(kernel_line(0, &out)); /* the store still holds it */
 	broker = gb_harness_start(h, POLICY, args, true);
 
-	ck_assert(!request_exists(root, GB_ROOT "/request/1"));
+	ck_assert(!request_exists(root, GB_ROOT_PATH "/request/1"));
 	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
 	ck_assert_int_eq(gb_harness_n_fds(h), 0);
 	ck_assert(!kernel_line(0, &out));
@@ -348,7 +348,7 @@ START_TEST(test_no_store_releases_to_safe)
 	broker = gb_harness_start(h, POLICY, args, false);
 	root = gb_connect(0);
 	/* Wait for the broker itself, then look: its state said "input when let go". */
-	ck_assert_int_ge(sd_bus_call_method(root, GB_NAME, GB_ROOT, "org.freedesktop.DBus.Peer", "Ping",
+	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping",
 					    &err, NULL, ""), 0);
 	ck_assert(!request_exists(root, path));
 	ck_assert(!kernel_line(0, &out));
@@ -411,7 +411,7 @@ START_TEST(test_corrupt_state)
 
 	/* The broker is fine, and does not hand out the old ids again. */
 	ck_assert_int_ge(gb_request(alice, "relay-ctl", "relay", "output", 1, NULL, false, &path3, &err), 0);
-	ck_assert_str_eq(path3, GB_ROOT "/request/3");
+	ck_assert_str_eq(path3, GB_ROOT_PATH "/request/3");
 	ck_assert_int_eq(gb_sim_get_value(sim, 0), 1);
 	free(path);
 	free(path2);
@@ -438,7 +438,7 @@ START_TEST(test_events_after_restart)
 
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
 	ck_assert_int_ge(gb_request(alice, "btn", "button", "input", -1, "both", false, &path, &err), 0);
-	ck_assert_int_ge(sd_bus_match_signal(alice, &slot, GB_NAME, path, GB_REQUEST, "Event",
+	ck_assert_int_ge(sd_bus_match_signal(alice, &slot, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Event",
 					     on_event, &events), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, true), 0);
 	ck_assert(gb_bus_wait_count(alice, &events, 1, 5000));
@@ -447,7 +447,7 @@ START_TEST(test_events_after_restart)
 	/* The new broker watches the adopted fd: the next edge reaches alice. */
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
 	ck_assert(gb_bus_wait_count(alice, &events, 2, 5000));
-	ck_assert_int_ge(sd_bus_get_property_trivial(alice, GB_NAME, path, GB_REQUEST, "EventsLost",
+	ck_assert_int_ge(sd_bus_get_property_trivial(alice, GB_BUS_NAME, path, GB_IFACE_REQUEST, "EventsLost",
 						     &err, 't', &lost), 0);
 	ck_assert_uint_eq(lost, 0); /* the new broker does not take the old one's events as lost */
 	free(path);

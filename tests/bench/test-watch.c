@@ -93,7 +93,7 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *e)
 		r->edges++;
 		r->accounted++;
 		if (r->ack)
-			ck_assert_int_ge(sd_bus_call_method_async(r->bus, NULL, GB_NAME, r->path,
+			ck_assert_int_ge(sd_bus_call_method_async(r->bus, NULL, GB_BUS_NAME, r->path,
 								  sd_bus_message_get_interface(m),
 								  "Ack", NULL, NULL, "t", ev->seq), 0);
 	} else if (sd_bus_message_is_signal(m, NULL, "InitialState")) {
@@ -118,7 +118,7 @@ static void listen_on(struct rec *r, sd_bus *bus, bool ack)
 	memset(r, 0, sizeof(*r));
 	r->bus = bus;
 	r->ack = ack;
-	ck_assert_int_ge(sd_bus_add_match(bus, NULL, "type='signal',sender='" GB_NAME "'",
+	ck_assert_int_ge(sd_bus_add_match(bus, NULL, "type='signal',sender='" GB_BUS_NAME "'",
 					  on_signal, r), 0);
 }
 
@@ -128,7 +128,7 @@ static int watch(struct rec *r, const char *line, sd_bus_error *err)
 	const char *path;
 	int ret;
 
-	ret = sd_bus_call_method(r->bus, GB_NAME, GB_ROOT, GB_MANAGER, "Watch", err, &reply,
+	ret = sd_bus_call_method(r->bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", err, &reply,
 				 "sa{sv}", line, 0);
 	if (ret < 0)
 		return ret;
@@ -198,7 +198,7 @@ START_TEST(test_three_watchers_one_holder)
 		sd_bus *cb = gb_connect(UID_CAROL);
 		sd_bus_error e = SD_BUS_ERROR_NULL;
 
-		if (sd_bus_call_method(cb, GB_NAME, GB_ROOT, GB_MANAGER, "Watch", &e, NULL,
+		if (sd_bus_call_method(cb, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &e, NULL,
 				       "sa{sv}", "button", 0) < 0)
 			_exit(1);
 		(void)!write(pipefd[1], "w", 1);
@@ -267,22 +267,22 @@ START_TEST(test_permission_and_limit)
 
 	/* Requesting is not watching: alice may request door but not watch it ... */
 	ck_assert_int_lt(watch(&a1, "door", &err), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.PermissionDenied");
+	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
 	ck_assert_msg(strstr(err.message, "watch-users or watch-groups of [line door]"), "%s",
 		      err.message);
 	sd_bus_error_free(&err);
 	/* ... no entry gives the led watchers, and nobody covers offset 3. */
 	ck_assert_int_lt(watch(&b1, "led", &err), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.PermissionDenied");
+	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
 	ck_assert_msg(strstr(err.message, "watch-users"), "%s", err.message);
 	sd_bus_error_free(&err);
 	ck_assert_int_lt(watch(&b1, "gbw:3", &err), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.PermissionDenied");
+	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
 	ck_assert_msg(strstr(err.message, "no policy entry covers"), "%s", err.message);
 	sd_bus_error_free(&err);
-	ck_assert_int_lt(sd_bus_call_method(bob, GB_NAME, GB_ROOT, GB_MANAGER, "Watch", &err, NULL,
+	ck_assert_int_lt(sd_bus_call_method(bob, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &err, NULL,
 					    "sa{sv}", "door", 1, "bogus", "b", 1), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.InvalidArgs");
+	ck_assert_str_eq(err.name, GB_ERROR_INVALID_ARGS);
 	sd_bus_error_free(&err);
 
 	/* max-watchers = 2: bob and carol, then no more. */
@@ -290,17 +290,17 @@ START_TEST(test_permission_and_limit)
 	ck_assert_msg(watch(&c1, "door", &err) >= 0, "%s", err.message);
 	memcpy(&b2, &b1, sizeof(b2));
 	ck_assert_int_lt(watch(&b2, "door", &err), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.Busy");
+	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
 	ck_assert_msg(strstr(err.message, "max-watchers"), "%s", err.message);
 	sd_bus_error_free(&err);
 	ck_assert_int_lt(watch(&r1, "door", &err), 0); /* root too: it is a limit, not a permission */
 	sd_bus_error_free(&err);
 
 	/* Only its owner may close a watch; closing frees a place. */
-	ck_assert_int_lt(sd_bus_call_method(carol, GB_NAME, b1.path, GB_WATCH, "Close", &err, NULL, ""), 0);
-	ck_assert_str_eq(err.name, "org.gpiodbroker1.Error.PermissionDenied");
+	ck_assert_int_lt(sd_bus_call_method(carol, GB_BUS_NAME, b1.path, GB_IFACE_WATCH, "Close", &err, NULL, ""), 0);
+	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
 	sd_bus_error_free(&err);
-	ck_assert_int_ge(sd_bus_call_method(bob, GB_NAME, b1.path, GB_WATCH, "Close", &err, NULL, ""), 0);
+	ck_assert_int_ge(sd_bus_call_method(bob, GB_BUS_NAME, b1.path, GB_IFACE_WATCH, "Close", &err, NULL, ""), 0);
 	ck_assert_msg(watch(&r1, "door", &err) >= 0, "%s", err.message);
 	s = gb_line_prop_str(root, gb_sim_chip_name(sim), 2, "Consumer");
 	ck_assert_str_eq(s, "gpiod-broker-watch");
@@ -369,7 +369,7 @@ START_TEST(test_unheld_line_then_request)
 	char line2_path[128];
 	uint32_t uid;
 
-	snprintf(line2_path, sizeof(line2_path), GB_ROOT "/chip/%s/line2", gb_sim_chip_name(sim));
+	snprintf(line2_path, sizeof(line2_path), GB_ROOT_PATH "/chip/%s/line2", gb_sim_chip_name(sim));
 
 	listen_on(&w, bob, false);
 	ck_assert_msg(watch(&w, "door", &err) >= 0, "%s", err.message);
@@ -377,7 +377,7 @@ START_TEST(test_unheld_line_then_request)
 	assert_initial(&w, 0, 0);
 	/* The broker holds it for its watcher, under its own consumer name. */
 	ck_assert(gb_wait_line_used(root, gb_sim_chip_name(sim), 2, true, 5000));
-	ck_assert_int_ge(sd_bus_get_property(root, GB_NAME, line2_path, GB_LINE,
+	ck_assert_int_ge(sd_bus_get_property(root, GB_BUS_NAME, line2_path, GB_IFACE_LINE,
 					     "Watchers", &err, &reply, "a(su)"), 0);
 	ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "(su)"), 0);
 	ck_assert_int_gt(sd_bus_message_read(reply, "(su)", &name, &uid), 0);
@@ -403,7 +403,7 @@ START_TEST(test_unheld_line_then_request)
 	ck_assert_uint_eq(w.ev[3].ts, h.ev[1].ts);
 
 	/* The holder leaves: the broker takes the line back for its watcher. */
-	ck_assert_int_ge(sd_bus_call_method(alice, GB_NAME, h.path, GB_REQUEST, "Release", &err,
+	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, h.path, GB_IFACE_REQUEST, "Release", &err,
 					    NULL, ""), 0);
 	wait_n(&w, 5);
 	assert_initial(&w, 4, 0);
@@ -437,10 +437,10 @@ START_TEST(test_reload_revokes_watch)
 
 	listen_on(&w, bob, false);
 	ck_assert_msg(watch(&w, "door", &err) >= 0, "%s", err.message);
-	ck_assert_int_ge(sd_bus_match_signal(bob, NULL, GB_NAME, w.path, GB_WATCH, "Revoked",
+	ck_assert_int_ge(sd_bus_match_signal(bob, NULL, GB_BUS_NAME, w.path, GB_IFACE_WATCH, "Revoked",
 					     on_revoked, &revoked), 0);
 	/* GetAccess tells the watch permission apart. */
-	ck_assert_int_ge(sd_bus_call_method(bob, GB_NAME, GB_ROOT, GB_MANAGER, "GetAccess", &err,
+	ck_assert_int_ge(sd_bus_call_method(bob, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "GetAccess", &err,
 					    &reply, "s", "door"), 0);
 	ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "{sv}"), 0);
 	while (sd_bus_message_enter_container(reply, 'e', "sv") > 0) {
@@ -459,10 +459,10 @@ START_TEST(test_reload_revokes_watch)
 	/* The integrator takes bob's watch permission away. */
 	gb_policy_write("[line door]\nchip = gbw\noffset = 2\nusers = gb-alice\ndirections = input\n"
 			"watch-users = gb-carol\n");
-	ck_assert_int_ge(sd_bus_call_method(root, GB_NAME, GB_ROOT, GB_MANAGER, "ReloadPolicy", &err,
+	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "ReloadPolicy", &err,
 					    NULL, ""), 0);
 	ck_assert(gb_bus_wait_count(bob, &revoked, 1, 5000));
-	ck_assert_int_lt(sd_bus_call_method(bob, GB_NAME, w.path, GB_WATCH, "Close", &err, NULL, ""), 0);
+	ck_assert_int_lt(sd_bus_call_method(bob, GB_BUS_NAME, w.path, GB_IFACE_WATCH, "Close", &err, NULL, ""), 0);
 	sd_bus_error_free(&err);
 	ck_assert(gb_wait_line_used(root, gb_sim_chip_name(sim), 2, false, 5000));
 	sd_bus_flush_close_unref(bob);
@@ -494,8 +494,8 @@ static void drain(struct rec *r, int edges)
 	if (r->n) {
 		uint64_t last = r->ev[r->n - 1].seq;
 
-		ck_assert_int_ge(sd_bus_call_method_async(r->bus, NULL, GB_NAME, r->path,
-							  strstr(r->path, "/watch/") ? GB_WATCH : GB_REQUEST,
+		ck_assert_int_ge(sd_bus_call_method_async(r->bus, NULL, GB_BUS_NAME, r->path,
+							  strstr(r->path, "/watch/") ? GB_IFACE_WATCH : GB_IFACE_REQUEST,
 							  "Ack", NULL, NULL, "t", last), 0);
 	}
 	ck_assert_msg(gb_bus_wait_count(r->bus, &r->accounted, edges, 10000),
@@ -538,7 +538,7 @@ START_TEST(test_slow_subscribers_lose_only_their_own)
 	 * the allocator and valgrind, which grow RSS by a few hundred kB on their own. */
 	ck_assert_msg(rss_after - rss_before < 2048, "broker RSS grew from %ld to %ld kB",
 		      rss_before, rss_after);
-	ck_assert_int_ge(sd_bus_get_property_trivial(root, GB_NAME, slow_watcher.path, GB_WATCH,
+	ck_assert_int_ge(sd_bus_get_property_trivial(root, GB_BUS_NAME, slow_watcher.path, GB_IFACE_WATCH,
 						     "EventsLost", &err, 't', &prop), 0);
 	ck_assert_uint_eq(prop, (uint64_t)(edges - window - queue));
 
@@ -555,7 +555,7 @@ START_TEST(test_slow_subscribers_lose_only_their_own)
 	assert_initial(&slow_owner, 0, 0);
 	for (int k = 1; k <= window + queue; k++)
 		ck_assert_uint_eq(slow_owner.ev[k].seq, (uint64_t)k);
-	ck_assert_int_ge(sd_bus_get_property_trivial(root, GB_NAME, slow_owner.path, GB_REQUEST,
+	ck_assert_int_ge(sd_bus_get_property_trivial(root, GB_BUS_NAME, slow_owner.path, GB_IFACE_REQUEST,
 						     "EventsLost", &err, 't', &prop), 0);
 	ck_assert_uint_eq(prop, (uint64_t)(edges - window - queue));
 

@@ -173,7 +173,7 @@ START_TEST(test_request_values_directions)
 
 	req = gpiobroker_request(b, "led", "lib-led", &s);
 	ck_assert_msg(req != NULL, "%s", gpiobroker_last_error_message(b));
-	ck_assert_str_eq(gpiobroker_request_get_path(req), GB_ROOT "/request/1");
+	ck_assert_str_eq(gpiobroker_request_get_path(req), GB_ROOT_PATH "/request/1");
 	ck_assert_uint_eq(gpiobroker_request_get_num_lines(req), 1);
 	ck_assert_str_eq(gpiobroker_request_get_chip(req, 0), chip);
 	ck_assert_int_eq(gpiobroker_request_get_offset(req, 0), 0);
@@ -197,7 +197,7 @@ START_TEST(test_request_values_directions)
 	ck_assert_int_eq(gb_sim_set_pull(sim, 0, true), 0);
 	ck_assert_int_eq(gpiobroker_get_value(req, 0), 1);
 	ck_assert_int_eq(gpiobroker_set_value(req, 0, 0), -EPERM);
-	ck_assert_str_eq(gpiobroker_last_error_name(b), "org.gpiodbroker1.Error.NotOutput");
+	ck_assert_str_eq(gpiobroker_last_error_name(b), GB_ERROR_NOT_OUTPUT);
 	ck_assert_ptr_nonnull(gpiobroker_last_error_message(b));
 
 	/* gpio_direction_output(): direction and level in one call. */
@@ -208,12 +208,12 @@ START_TEST(test_request_values_directions)
 
 	/* Index out of range is the broker's InvalidArgs. */
 	ck_assert_int_eq(gpiobroker_get_value(req, 3), -EINVAL);
-	ck_assert_str_eq(gpiobroker_last_error_name(b), "org.gpiodbroker1.Error.InvalidArgs");
+	ck_assert_str_eq(gpiobroker_last_error_name(b), GB_ERROR_INVALID_ARGS);
 
 	/* gpio_free(): the line is back with the kernel, the path is gone. */
 	ck_assert_int_eq(gpiobroker_free(req), 0);
 	ck_assert(gb_wait_line_used(gpiobroker_get_bus(b), chip, 0, false, 2000));
-	ck_assert_ptr_null(gpiobroker_request_open(b, GB_ROOT "/request/1"));
+	ck_assert_ptr_null(gpiobroker_request_open(b, GB_ROOT_PATH "/request/1"));
 	ck_assert_int_eq(errno, ENOENT);
 	gpiobroker_close(b);
 }
@@ -237,7 +237,7 @@ START_TEST(test_array_atomic_and_multi_values)
 	req = gpiobroker_request_array(a, 3, lines, s, "trio", 0);
 	ck_assert_ptr_null(req);
 	ck_assert_int_eq(errno, EBUSY);
-	ck_assert_str_eq(gpiobroker_last_error_name(a), "org.gpiodbroker1.Error.Busy");
+	ck_assert_str_eq(gpiobroker_last_error_name(a), GB_ERROR_BUSY);
 	ck_assert_msg(strstr(gpiobroker_last_error_message(a), "carol"),
 		      "Busy names the holder: %s", gpiobroker_last_error_message(a));
 	ck_assert(!gb_line_prop_bool(gpiobroker_get_bus(a), chip, 2, "Used"));
@@ -274,7 +274,7 @@ START_TEST(test_array_atomic_and_multi_values)
 	gpiobroker_request_close(req);
 	gpiobroker_close(a);
 	a = open_as(UID_ALICE);
-	got = gpiobroker_request_open(a, GB_ROOT "/request/2");
+	got = gpiobroker_request_open(a, GB_ROOT_PATH "/request/2");
 	ck_assert_ptr_nonnull(got);
 	ck_assert(gpiobroker_request_is_persistent(got));
 	ck_assert_uint_eq(gpiobroker_request_get_num_lines(got), 3);
@@ -298,10 +298,10 @@ START_TEST(test_errors_have_names)
 
 	ck_assert_ptr_null(gpiobroker_request(a, "no-such-line", "x", &s));
 	ck_assert_int_eq(errno, ENOENT);
-	ck_assert_str_eq(gpiobroker_last_error_name(a), "org.gpiodbroker1.Error.NotFound");
+	ck_assert_str_eq(gpiobroker_last_error_name(a), GB_ERROR_NOT_FOUND);
 	ck_assert_ptr_null(gpiobroker_request(a, "led", "bad\tlabel", &s));
 	ck_assert_int_eq(errno, EINVAL);
-	ck_assert_str_eq(gpiobroker_last_error_name(a), "org.gpiodbroker1.Error.InvalidArgs");
+	ck_assert_str_eq(gpiobroker_last_error_name(a), GB_ERROR_INVALID_ARGS);
 	ck_assert_ptr_null(gpiobroker_request_array(a, 0, (const char *const[]){ NULL }, NULL, "x", 0));
 	ck_assert_int_eq(errno, EINVAL);
 	/* Edge detection on an output: the broker's rules, not ours. */
@@ -332,7 +332,7 @@ START_TEST(test_errors_have_names)
 	theirs = gpiobroker_request_open(b, gpiobroker_request_get_path(req));
 	ck_assert_ptr_nonnull(theirs);
 	ck_assert_int_eq(gpiobroker_set_value(theirs, 0, 0), -EACCES);
-	ck_assert_str_eq(gpiobroker_last_error_name(b), "org.gpiodbroker1.Error.PermissionDenied");
+	ck_assert_str_eq(gpiobroker_last_error_name(b), GB_ERROR_PERMISSION);
 	ck_assert_int_eq(gb_sim_get_value(sim, 3), 1);
 	ck_assert_int_eq(gpiobroker_to_irq(theirs, on_irq, NULL), -EACCES); /* Subscribe */
 	ck_assert_int_eq(gpiobroker_free(theirs), -EACCES);
@@ -343,7 +343,7 @@ START_TEST(test_errors_have_names)
 	ck_assert_ptr_nonnull(strstr(gpiobroker_last_error_message(b), "alices"));
 	ck_assert_int_eq(gpiobroker_free(req), 0);
 	/* A released request is gone: ENOENT (UnknownObject). */
-	ck_assert_ptr_null(gpiobroker_request_open(a, GB_ROOT "/request/1"));
+	ck_assert_ptr_null(gpiobroker_request_open(a, GB_ROOT_PATH "/request/1"));
 	ck_assert_int_eq(errno, ENOENT);
 	gpiobroker_close(a);
 	gpiobroker_close(b);
@@ -426,10 +426,10 @@ START_TEST(test_lost_counted_from_seqno_gaps)
 				       GPIOBROKER_REQUEST_PERSISTENT);
 	ck_assert_ptr_nonnull(req);
 	/* Another connection subscribes: the next two events go there, not here. */
-	ck_assert_int_ge(sd_bus_match_signal(other, NULL, GB_NAME, NULL, GB_REQUEST, "Event",
+	ck_assert_int_ge(sd_bus_match_signal(other, NULL, GB_BUS_NAME, NULL, GB_IFACE_REQUEST, "Event",
 					     on_any, &elsewhere), 0);
-	ck_assert_int_ge(sd_bus_call_method(other, GB_NAME, gpiobroker_request_get_path(req),
-					    GB_REQUEST, "Subscribe", NULL, NULL, ""), 0);
+	ck_assert_int_ge(sd_bus_call_method(other, GB_BUS_NAME, gpiobroker_request_get_path(req),
+					    GB_IFACE_REQUEST, "Subscribe", NULL, NULL, ""), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 4, true), 0);
 	pace();
 	ck_assert_int_eq(gb_sim_set_pull(sim, 4, false), 0);
@@ -508,7 +508,7 @@ START_TEST(test_forged_signals_ignored)
 	ck_assert_int_ge(sd_bus_get_unique_name(gpiobroker_get_bus(b), &me), 0);
 	/* Bob sends Alice an "Event" for her request: the bus lets him, the library must not. */
 	ck_assert_int_ge(sd_bus_message_new_signal(mallory, &m, gpiobroker_request_get_path(req),
-						   GB_REQUEST, "Event"), 0);
+						   GB_IFACE_REQUEST, "Event"), 0);
 	ck_assert_int_ge(sd_bus_message_set_destination(m, me), 0);
 	ck_assert_int_ge(sd_bus_message_append(m, "uustttt", 0, 1, "rising", (uint64_t)1, (uint64_t)1,
 					       (uint64_t)1, (uint64_t)1), 0);
@@ -544,7 +544,7 @@ START_TEST(test_chip_gone)
 	ck_assert_int_eq(r.ev[0].type, GPIOBROKER_EVENT_CHIP_GONE);
 	ck_assert_str_eq(r.ev[0].detail, gb_sim_chip_name(hot));
 	ck_assert_int_eq(gpiobroker_get_value(req, 0), -ENODEV);
-	ck_assert_str_eq(gpiobroker_last_error_name(b), "org.gpiodbroker1.Error.ChipGone");
+	ck_assert_str_eq(gpiobroker_last_error_name(b), GB_ERROR_CHIP_GONE);
 	ck_assert_int_eq(gpiobroker_free(req), 0);
 	gpiobroker_close(b);
 	gb_sim_chip_free(hot);

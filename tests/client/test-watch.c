@@ -227,7 +227,7 @@ START_TEST(test_watch_denied)
 	/* alice may request door, but watching is another permission. */
 	ck_assert_ptr_null(gpiobroker_watch(alice, "door", on_watch, &r));
 	ck_assert_int_eq(errno, EACCES);
-	ck_assert_str_eq(gpiobroker_last_error_name(alice), "org.gpiodbroker1.Error.PermissionDenied");
+	ck_assert_str_eq(gpiobroker_last_error_name(alice), GB_ERROR_PERMISSION);
 	ck_assert_ptr_nonnull(strstr(gpiobroker_last_error_message(alice), "watch-users"));
 	ck_assert_ptr_null(gpiobroker_watch(carol, "door", on_watch, &r));
 	ck_assert_int_eq(errno, EACCES);

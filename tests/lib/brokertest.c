@@ -183,7 +183,7 @@ pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
 
 		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
 				       "org.freedesktop.DBus", "NameHasOwner", &err, &reply, "s",
-				       GB_NAME) >= 0)
+				       GB_BUS_NAME) >= 0)
 			sd_bus_message_read(reply, "b", &has);
 		sd_bus_message_unref(reply);
 		sd_bus_error_free(&err);
@@ -279,7 +279,7 @@ void gb_wait_client_gone(sd_bus *bus, const char *unique_name)
 			      unique_name);
 	sd_bus_slot_unref(slot);
 	/* A round trip to the broker: it has processed its NameOwnerChanged by now. */
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_NAME, GB_ROOT, "org.freedesktop.DBus.Peer",
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer",
 					    "Ping", NULL, NULL, ""), 0);
 }
 
@@ -287,7 +287,7 @@ static char *line_path(const char *chip, unsigned int off)
 {
 	char *p;
 
-	ck_assert_int_ge(asprintf(&p, GB_ROOT "/chip/%s/line%u", chip, off), 0);
+	ck_assert_int_ge(asprintf(&p, GB_ROOT_PATH "/chip/%s/line%u", chip, off), 0);
 	return p;
 }
 
@@ -295,7 +295,7 @@ char *gb_line_prop_str(sd_bus *bus, const char *chip, unsigned int off, const ch
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	char *path = line_path(chip, off), *v = NULL;
-	int r = sd_bus_get_property_string(bus, GB_NAME, path, GB_LINE, prop, &err, &v);
+	int r = sd_bus_get_property_string(bus, GB_BUS_NAME, path, GB_IFACE_LINE, prop, &err, &v);
 
 	ck_assert_msg(r >= 0, "get %s of %s: %s", prop, path, err.message);
 	free(path);
@@ -309,7 +309,7 @@ bool gb_line_prop_bool(sd_bus *bus, const char *chip, unsigned int off, const ch
 	char *path = line_path(chip, off);
 	int v = 0, r;
 
-	r = sd_bus_get_property(bus, GB_NAME, path, GB_LINE, prop, &err, &reply, "b");
+	r = sd_bus_get_property(bus, GB_BUS_NAME, path, GB_IFACE_LINE, prop, &err, &reply, "b");
 	ck_assert_msg(r >= 0, "get %s of %s: %s", prop, path, err.message);
 	ck_assert_int_ge(sd_bus_message_read(reply, "b", &v), 0);
 	sd_bus_message_unref(reply);
@@ -328,7 +328,7 @@ bool gb_wait_line_used(sd_bus *bus, const char *chip, unsigned int off, bool use
 		sd_bus_error err = SD_BUS_ERROR_NULL;
 		int v = -1;
 
-		if (sd_bus_get_property_trivial(bus, GB_NAME, path, GB_LINE, "Used", &err, 'b', &v) >= 0)
+		if (sd_bus_get_property_trivial(bus, GB_BUS_NAME, path, GB_IFACE_LINE, "Used", &err, 'b', &v) >= 0)
 			ok = (bool)v == used;
 		sd_bus_error_free(&err);
 		if (!ok)
@@ -345,7 +345,7 @@ int gb_request(sd_bus *bus, const char *label, const char *spec, const char *dir
 	const char *p;
 	int r;
 
-	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_NAME, GB_ROOT, GB_MANAGER,
+	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER,
 							"Request"), 0);
 	ck_assert_int_ge(sd_bus_message_append(m, "s", label), 0);
 	ck_assert_int_ge(sd_bus_message_open_container(m, 'a', "(sa{sv})"), 0);
@@ -381,7 +381,7 @@ int gb_get_value(sd_bus *bus, const char *path, unsigned int idx, sd_bus_error *
 	sd_bus_message *reply = NULL;
 	int r, v = 0;
 
-	r = sd_bus_call_method(bus, GB_NAME, path, GB_REQUEST, "GetValues", err, &reply, "au", 1, idx);
+	r = sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "GetValues", err, &reply, "au", 1, idx);
 	if (r < 0)
 		return r;
 	ck_assert_int_ge(sd_bus_message_read(reply, "ab", 1, &v), 0);
@@ -391,6 +391,6 @@ int gb_get_value(sd_bus *bus, const char *path, unsigned int idx, sd_bus_error *
 
 int gb_set_value(sd_bus *bus, const char *path, unsigned int idx, bool value, sd_bus_error *err)
 {
-	return sd_bus_call_method(bus, GB_NAME, path, GB_REQUEST, "SetValues", err, NULL, "a(ub)", 1,
+	return sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "SetValues", err, NULL, "a(ub)", 1,
 				  idx, (int)value);
 }

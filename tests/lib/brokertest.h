@@ -14,12 +14,7 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
-#define GB_NAME "org.gpiodbroker1"
-#define GB_ROOT "/org/gpiodbroker1"
-#define GB_MANAGER GB_NAME ".Manager"
-#define GB_LINE GB_NAME ".Line"
-#define GB_REQUEST GB_NAME ".Request"
-#define GB_WATCH GB_NAME ".Watch"
+#include "org.gpiodbroker1.h"
 
 /* Test users made by the bench (tests/bench/guest-init). */
 #define UID_ALICE 60001

@@ -384,7 +384,7 @@ void gb_broker_kill(pid_t pid)
 
 		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
 				       "org.freedesktop.DBus", "NameHasOwner", &err, &reply, "s",
-				       GB_NAME) >= 0)
+				       GB_BUS_NAME) >= 0)
 			sd_bus_message_read(reply, "b", &has);
 		sd_bus_message_unref(reply);
 		sd_bus_error_free(&err);

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/**
+ * @file org.gpiodbroker1.h
+ * @brief The names of the gpiod-broker D-Bus API, defined once.
+ *
+ * The daemon, libgpiobroker, gpiobrokerctl and the tests all include this file, so
+ * a name changed here changes everywhere (docs/dbus-api.md documents each one and
+ * dbus/org.gpiodbroker1.xml is the introspection the live broker is checked
+ * against). Internal: not installed.
+ */
+#ifndef ORG_GPIODBROKER1_H
+#define ORG_GPIODBROKER1_H
+
+#define GB_BUS_NAME        "org.gpiodbroker1"
+
+#define GB_ROOT_PATH       "/org/gpiodbroker1"
+#define GB_CHIP_PREFIX     GB_ROOT_PATH "/chip"
+#define GB_REQUEST_PREFIX  GB_ROOT_PATH "/request"
+#define GB_WATCH_PREFIX    GB_ROOT_PATH "/watch"
+
+#define GB_IFACE_MANAGER   GB_BUS_NAME ".Manager"
+#define GB_IFACE_CHIP      GB_BUS_NAME ".Chip"
+#define GB_IFACE_LINE      GB_BUS_NAME ".Line"
+#define GB_IFACE_REQUEST   GB_BUS_NAME ".Request"
+#define GB_IFACE_WATCH     GB_BUS_NAME ".Watch"
+
+#define GB_ERROR_PREFIX          GB_BUS_NAME ".Error."
+#define GB_ERROR_BUSY            GB_ERROR_PREFIX "Busy"
+#define GB_ERROR_NOT_FOUND       GB_ERROR_PREFIX "NotFound"
+#define GB_ERROR_INVALID_ARGS    GB_ERROR_PREFIX "InvalidArgs"
+#define GB_ERROR_PERMISSION      GB_ERROR_PREFIX "PermissionDenied"
+#define GB_ERROR_NOT_OUTPUT      GB_ERROR_PREFIX "NotOutput"
+#define GB_ERROR_CHIP_GONE       GB_ERROR_PREFIX "ChipGone"
+#define GB_ERROR_FAILED          GB_ERROR_PREFIX "Failed"
+#define GB_ERROR_POLICY          GB_ERROR_PREFIX "PolicyInvalid"
+#define GB_ERROR_LIMITS_EXCEEDED GB_ERROR_PREFIX "LimitsExceeded"
+
+#endif
