@@ -17,9 +17,12 @@
 #include <systemd/sd-daemon.h>
 
 #include "broker.h"
-#include "fdstore.h"
+#include "bus.h"
+#include "flow.h"
 #include "log.h"
 #include "macro.h"
+#include "manager.h"
+#include "org.gpiodbroker1.h"
 
 static const char *arg_bus = "system";
 static const char *arg_dev_dir = "/dev";
@@ -27,7 +30,11 @@ static const char *arg_policy_dir = SYSCONFDIR "/gpiod-broker/policy.d";
 static const char *arg_state_dir = NULL;
 static unsigned int arg_event_window = GB_FLOW_DEFAULT_WINDOW;
 static unsigned int arg_event_queue = GB_FLOW_DEFAULT_QUEUE;
-static bool arg_event_queue_set;
+static struct gb_limits arg_limits = {
+	.max_requests_per_client = GB_DEFAULT_MAX_REQUESTS_PER_CLIENT,
+	.max_lines_per_client = GB_DEFAULT_MAX_LINES_PER_CLIENT,
+	.max_persistent_per_uid = GB_DEFAULT_MAX_PERSISTENT_PER_UID,
+};
 
 static void help(void)
 {
@@ -136,9 +143,9 @@ static int parse_argv(int argc, char **argv)
 		case ARG_MAX_REQUESTS:
 		case ARG_MAX_LINES:
 		case ARG_MAX_PERSISTENT: {
-			unsigned int *dst = c == ARG_MAX_REQUESTS ? &gb_limits.max_requests_per_client :
-					    c == ARG_MAX_LINES ? &gb_limits.max_lines_per_client :
-					    &gb_limits.max_persistent_per_uid;
+			unsigned int *dst = c == ARG_MAX_REQUESTS ? &arg_limits.max_requests_per_client :
+					    c == ARG_MAX_LINES ? &arg_limits.max_lines_per_client :
+					    &arg_limits.max_persistent_per_uid;
 
 			if (parse_limit(optarg, dst) < 0) {
 				log_error("invalid limit '%s' for --%s", optarg,
@@ -163,10 +170,8 @@ static int parse_argv(int argc, char **argv)
 			}
 			if (c == ARG_EVENT_WINDOW)
 				arg_event_window = v;
-			else {
+			else
 				arg_event_queue = v;
-				arg_event_queue_set = true;
-			}
 			break;
 		}
 		default:
@@ -210,7 +215,7 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 
 	/* "systemctl restart" (a package upgrade) must not glitch an output either:
 	 * then systemd keeps the fd store and the next broker takes every line over. */
-	if (si->ssi_signo == SIGTERM && fdstore_restart_queued(b)) {
+	if (si->ssi_signo == SIGTERM && manager_restart_queued(b)) {
 		b->handover = true;
 		log_info("received %s for a restart: leaving the lines to the next broker",
 			 strsignal(si->ssi_signo));
@@ -223,25 +228,8 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
 	log_info("received SIGHUP, reloading the policy");
-	broker_load_policy(userdata, false, NULL);
+	manager_load_policy(userdata, false, NULL);
 	return 0;
-}
-
-static void broker_done(Broker *b)
-{
-	/* SIGTERM releases everything: every request goes back to the kernel. */
-	while (b->request_list)
-		request_free(b->request_list, "broker shutting down");
-	clients_stop(b);
-	chips_stop(b);
-	fdstore_done(b);
-	gpiod_edge_event_buffer_free(b->edge_events);
-	hashmap_free(b->requests);
-	hashmap_free(b->clients);
-	gb_policy_free(b->policy);
-	if (b->bus)
-		sd_bus_flush_close_unref(b->bus);
-	sd_event_unref(b->event);
 }
 
 static int broker_run(Broker *b)
@@ -249,13 +237,7 @@ static int broker_run(Broker *b)
 	sigset_t ss;
 	int r;
 
-	b->requests = hashmap_new();
-	b->clients = hashmap_new();
-	b->policy = gb_policy_new(); /* deny all until the policy is loaded */
-	if (!b->requests || !b->clients || !b->policy)
-		return log_error_errno(ENOMEM, "out of memory");
-
-	r = fdstore_init(b, arg_state_dir);
+	r = manager_init(b, arg_state_dir);
 	if (r < 0)
 		return log_error_errno(r, "out of memory");
 
@@ -289,19 +271,12 @@ static int broker_run(Broker *b)
 	if (r < 0)
 		return log_error_errno(r, "cannot attach the bus: %m");
 
-	if ((r = manager_add_vtables(b)) < 0 || (r = chip_add_vtables(b)) < 0 ||
-	    (r = request_add_vtables(b)) < 0)
-		return log_error_errno(r, "cannot register bus objects: %m");
-	r = clients_start(b);
+	r = bus_manager_register(b);
 	if (r < 0)
-		return log_error_errno(r, "cannot watch bus clients: %m");
-	r = chips_start(b);
+		return log_error_errno(r, "cannot register bus objects: %m");
+	r = manager_startup(b);
 	if (r < 0)
 		return r;
-	/* After the chips: entries covering one line twice show only on real lines. */
-	r = broker_load_policy(b, true, NULL);
-	if (r < 0)
-		return log_error_errno(r, "cannot load the policy: %m");
 
 	/* The name last: a client that sees it finds every chip already there. */
 	r = sd_bus_request_name(b->bus, GB_BUS_NAME, 0);
@@ -311,7 +286,7 @@ static int broker_run(Broker *b)
 				       GB_BUS_NAME, arg_bus);
 	/* With the name ours but no message dispatched yet: a client's first call is
 	 * answered with the old broker's requests already back. */
-	fdstore_restore(b);
+	manager_restore(b);
 	sd_notify(0, "READY=1\nSTATUS=Serving GPIO chips");
 	log_info("%s ready on the %s bus", PACKAGE_STRING, arg_bus);
 
@@ -335,9 +310,9 @@ int main(int argc, char **argv)
 	raise_fd_limit();
 	b.event_window = arg_event_window;
 	b.event_queue = arg_event_queue;
-	b.event_queue_set = arg_event_queue_set;
+	b.limits = arg_limits;
 	r = broker_run(&b);
 	sd_notify(0, "STOPPING=1");
-	broker_done(&b);
+	manager_done(&b);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

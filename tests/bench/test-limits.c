@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Per-client and per-uid limits (daemon/limits.c): over a limit the broker answers
+ * Per-client and per-uid limits (daemon/core/request-limits.c): over a limit the broker answers
  * org.gpiodbroker1.Error.LimitsExceeded, holds nothing more, and a release frees
  * the room at once. Root is not exempt.
  */

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The Manager object (/org/gpiodbroker1): the entry point. Request lines, find a
+ * line by name, list requests; ObjectManager for the whole tree.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include "broker.h"
+#include "bus.h"
+#include "chip.h"
+#include "client.h"
+#include "flow.h"
+#include "lookup.h"
+#include "macro.h"
+#include "org.gpiodbroker1.h"
+#include "request.h"
+
+static int method_find_line(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Broker *b = userdata;
+	const char *spec;
+	Line *l;
+	int r;
+
+	r = sd_bus_message_read(m, "s", &spec);
+	if (r < 0)
+		return r;
+	r = line_resolve_spec(b, spec, &l, error);
+	if (r < 0)
+		return r;
+	return sd_bus_reply_method_return(m, "osu", l->path, l->chip->name, l->offset);
+}
+
+static int method_list_requests(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Broker *b = userdata;
+	sd_bus_message *reply = NULL;
+	int r;
+
+	r = sd_bus_message_new_method_return(m, &reply);
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(osbus)");
+	for (Request *req = b->request_list; r >= 0 && req; req = req->next)
+		r = sd_bus_message_append(reply, "(osbus)", req->path, req->label, req->persistent,
+					  (uint32_t)req->uid, req->client ? req->client->name : "");
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	if (r >= 0)
+		r = sd_bus_send(NULL, reply, NULL);
+	sd_bus_message_unref(reply);
+	return r;
+}
+
+static int get_version(sd_bus *bus, const char *path, const char *iface, const char *prop,
+		       sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
+}
+
+/* Flow control numbers (flow.h): the client library acks every EventWindow/2. */
+static int get_flow(sd_bus *bus, const char *path, const char *iface, const char *prop,
+		    sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	Broker *b = userdata;
+
+	if (strcmp(prop, "EventWindow") == 0)
+		return sd_bus_message_append(reply, "u", b->event_window);
+	return sd_bus_message_append(reply, "u", b->event_queue);
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_PROPERTY("Version", "s", get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("EventWindow", "u", get_flow, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("EventQueue", "u", get_flow, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_METHOD_WITH_ARGS("Request",
+				SD_BUS_ARGS("s", label, "a(sa{sv})", lines, "a{sv}", options),
+				SD_BUS_RESULT("o", request),
+				method_request, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Watch", SD_BUS_ARGS("s", line, "a{sv}", options),
+				SD_BUS_RESULT("o", watch),
+				method_watch, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("FindLine", SD_BUS_ARGS("s", line),
+				SD_BUS_RESULT("o", line, "s", chip, "u", offset),
+				method_find_line, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("ListRequests", SD_BUS_NO_ARGS,
+				SD_BUS_RESULT("a(osbus)", requests),
+				method_list_requests, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("GetAccess", SD_BUS_ARGS("s", line), SD_BUS_RESULT("a{sv}", access),
+				method_get_access, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("ReloadPolicy", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
+				method_reload_policy, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_VTABLE_END
+};
+
+int bus_manager_register(Broker *b)
+{
+	int r;
+
+	r = sd_bus_add_object_vtable(b->bus, NULL, GB_ROOT_PATH, GB_IFACE_MANAGER, manager_vtable, b);
+	if (r >= 0)
+		r = sd_bus_add_object_manager(b->bus, NULL, GB_ROOT_PATH);
+	if (r >= 0)
+		r = bus_chip_register(b);
+	if (r >= 0)
+		r = bus_request_register(b);
+	/* Watches hang off the Manager (Manager.Watch). */
+	if (r >= 0)
+		r = bus_watch_register(b);
+	return r;
+}

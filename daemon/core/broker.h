@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/**
+ * @file broker.h
+ * @brief The daemon's one context: what every object of the core model shares.
+ *
+ * The Broker owns the chips (kernel/chip.h), the clients (client.h), the requests
+ * (request.h) and the watches (watch.h), the policy in force and the state kept for
+ * restarts (state.h). manager/ builds it up and tears it down; bus/ serves it.
+ */
+#ifndef GB_BROKER_H
+#define GB_BROKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "forward.h"
+#include "hashmap.h"
+#include "policy.h"
+#include "state.h"
+
+/* Per-client limits (limits.c); defaults for a small board, 0 = no limit. Each
+ * managed request costs the broker one kernel line request (an fd) per chip. */
+#define GB_DEFAULT_MAX_REQUESTS_PER_CLIENT 64
+#define GB_DEFAULT_MAX_LINES_PER_CLIENT    512
+#define GB_DEFAULT_MAX_PERSISTENT_PER_UID  64
+
+struct gb_limits {
+	unsigned int max_requests_per_client; /* managed requests of one connection */
+	unsigned int max_lines_per_client;    /* lines in them */
+	unsigned int max_persistent_per_uid;  /* persistent requests owned by one uid */
+};
+
+struct Broker {
+	sd_event *event;
+	sd_bus *bus;
+	sd_bus_slot *name_owner_slot;
+	char *dev_dir;            /* where gpiochip nodes appear, "/dev" */
+
+	Chip *chips;              /* list */
+	int inotify_fd;
+	sd_event_source *inotify_source;
+
+	Hashmap *requests;        /* object path -> Request */
+	Request *request_list;    /* newest first, for listing */
+	uint64_t next_request_id; /* never reused within a daemon's life */
+
+	Hashmap *clients;         /* unique bus name -> Client */
+
+	Hashmap *watches;         /* object path -> Watch; made with the first */
+	uint64_t next_watch_id;
+
+	char *policy_dir;
+	struct gb_policy *policy; /* never NULL: empty means deny all (but root) */
+
+	State state;              /* records and fd store, for restarts */
+	bool handover;            /* stopping for a restart: leave stored lines as they are */
+
+	struct gb_limits limits;
+	unsigned int event_window; /* flow control per subscriber (flow.h) */
+	unsigned int event_queue;
+};
+
+#endif

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Clients (client.h).
+ *
+ * Who leaves the bus, and what then goes with it, is manager/manager.c's business.
+ */
+
+#include "client.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker.h"
+#include "log.h"
+#include "macro.h"
+#include "org.gpiodbroker1.h"
+
+Client *client_free(Client *c)
+{
+	if (!c)
+		return NULL;
+	/* Released first, by the manager, with the signals that go with it. */
+	assert(!c->requests && !c->watches);
+	hashmap_remove(c->broker->clients, c->name);
+	free(c->name);
+	free(c->groups);
+	free(c);
+	return NULL;
+}
+
+Client *client_find(Broker *b, const char *name)
+{
+	return hashmap_get(b->clients, name);
+}
+
+void client_caller(const Client *c, struct gb_caller *caller)
+{
+	*caller = (struct gb_caller){ c->uid, c->gid, c->groups, c->n_groups };
+}
+
+/* Ask the bus daemon who the peer is: UnixUserID and UnixGroupIDs (primary and
+ * supplementary groups, complete or absent, as the D-Bus specification says). */
+static int query_credentials(sd_bus *bus, const char *name, Client *c)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	bool have_uid = false;
+	int r;
+
+	r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+			       "org.freedesktop.DBus", "GetConnectionCredentials", &err, &reply,
+			       "s", name);
+	sd_bus_error_free(&err);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+	while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+		const char *key;
+
+		r = sd_bus_message_read(reply, "s", &key);
+		if (r < 0)
+			break;
+		if (strcmp(key, "UnixUserID") == 0) {
+			uint32_t uid;
+
+			r = sd_bus_message_read(reply, "v", "u", &uid);
+			c->uid = uid;
+			have_uid = r >= 0;
+		} else if (strcmp(key, "UnixGroupIDs") == 0) {
+			const void *data;
+			size_t size;
+
+			r = sd_bus_message_enter_container(reply, 'v', "au");
+			if (r >= 0)
+				r = sd_bus_message_read_array(reply, 'u', &data, &size);
+			if (r >= 0 && size) {
+				c->groups = malloc(size);
+				if (!c->groups)
+					r = -ENOMEM;
+				else {
+					memcpy(c->groups, data, size);
+					c->n_groups = size / sizeof(uint32_t);
+				}
+			}
+			if (r >= 0)
+				r = sd_bus_message_exit_container(reply);
+		} else {
+			r = sd_bus_message_skip(reply, "v");
+		}
+		if (r >= 0)
+			r = sd_bus_message_exit_container(reply);
+	}
+	sd_bus_message_unref(reply);
+	if (r < 0)
+		return r;
+	return have_uid ? 0 : -ENODATA;
+}
+
+int client_get(Broker *b, sd_bus_message *m, Client **ret, sd_bus_error *error)
+{
+	const char *sender = sd_bus_message_get_sender(m);
+
+	if (!sender)
+		return sd_bus_error_set(error, GB_ERROR_PERMISSION, "caller has no bus name");
+	return client_get_by_name(b, sender, ret, error);
+}
+
+int client_get_by_name(Broker *b, const char *sender, Client **ret, sd_bus_error *error)
+{
+	Client *c;
+	int r;
+
+	c = hashmap_get(b->clients, sender);
+	if (c) {
+		*ret = c;
+		return 0;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->broker = b;
+	c->gid = (gid_t)-1; /* the primary group is among the groups the bus reports */
+	/* The bus, never /proc, never the message body. */
+	r = query_credentials(b->bus, sender, c);
+	if (r < 0) {
+		free(c->groups);
+		free(c);
+		log_warning_errno(r, "cannot get credentials of %s from the bus: %m", sender);
+		return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
+					 "cannot determine the caller's credentials: %s", strerror(-r));
+	}
+	c->name = strdup(sender);
+	if (!c->name || (r = hashmap_put(b->clients, c->name, c)) < 0) {
+		free(c->name);
+		free(c->groups);
+		free(c);
+		return r < 0 ? r : -ENOMEM;
+	}
+	*ret = c;
+	return 0;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/**
+ * @file state.h
+ * @brief What outlives a broker: request records in the state directory and the
+ * kernel line-request fds in systemd's fd store.
+ *
+ * A kernel line request lives as long as one fd refers to it. Each request's fds
+ * go to the service manager (sd_notify FDSTORE=1, FDNAME=gbreq-<id>-<k>), and its
+ * record (shared/record.h) to request-<id> in the state directory, written to a
+ * temporary file and renamed, so a crash leaves the old or the new version, never
+ * half of one. A broker that crashes or is killed leaves its lines requested and
+ * driven as they were; the next one gets the fds back and re-adopts the requests
+ * (manager/restore.c). See gpiod-broker(8), RESTARTS.
+ *
+ * Order matters, so that a crash at any point leaves something the next broker can
+ * act on:
+ *   create:  record, then fds. A crash between: a record without fds; the kernel
+ *            released the lines with our fds, the next broker applies the safe
+ *            states and deletes the record.
+ *   release: safe states, FDSTOREREMOVE, close, delete the record. The store's copy
+ *            would keep the lines requested, so it goes before ours.
+ * This module knows records and fds only, not requests: core/request.c calls it.
+ */
+#ifndef GB_STATE_H
+#define GB_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "record.h"
+
+typedef struct State {
+	char *dir;     /* where records are kept */
+	bool fdstore;  /* a service manager takes fds (NOTIFY_SOCKET) */
+	bool record;   /* write records (fd store, or --state-dir given) */
+} State;
+
+/** A file descriptor systemd passed in at start (LISTEN_FDS) that may be ours. */
+struct state_fd {
+	int fd;        /* -1 once taken or closed */
+	uint64_t id;
+	unsigned int k;
+	char *name;
+};
+
+typedef struct StatePassed {
+	struct state_fd *v;
+	size_t n;
+	char **names;
+} StatePassed;
+
+/**
+ * Decide where records go: @p dir (--state-dir), else $RUNTIME_DIRECTORY, else
+ * /run/gpiod-broker. Records are written only when a service manager takes fds
+ * (NOTIFY_SOCKET) or @p dir was given. 0 or -ENOMEM.
+ */
+int state_init(State *s, const char *dir);
+void state_done(State *s);
+
+/**
+ * Keep @p rec and its @p n_fds fds (one per chip, in order). True if both are
+ * kept (or, without an fd store, the record). Failures are logged as about @p what.
+ */
+bool state_save(State *s, const struct gb_record *rec, const int *fds, unsigned int n_fds,
+		const char *what);
+/** Rewrite the record (settings or subscriber changed). */
+void state_update(State *s, const struct gb_record *rec, const char *what);
+/** Forget request @p id: its @p n_fds fds leave the store, its record is deleted. */
+void state_remove(State *s, uint64_t id, unsigned int n_fds);
+/** Only chip @p k's fd leaves the store (that chip is gone). */
+void state_remove_fd(State *s, uint64_t id, unsigned int k);
+
+/** The fds passed in at start, by name; those not ours are closed (logged). */
+void state_passed_collect(State *s, StatePassed *p, uint64_t *max_id);
+/** Take the fd of request @p id, chip @p k, or -1. */
+int state_passed_take(StatePassed *p, uint64_t id, unsigned int k);
+/** Close and unstore every passed fd of request @p id. */
+void state_passed_drop(State *s, StatePassed *p, uint64_t id);
+/** Close what nobody took (logged), and free. */
+void state_passed_done(State *s, StatePassed *p);
+
+/** The ids of the records in the directory, sorted; removes half-written ones. */
+int state_list(State *s, uint64_t **ids, size_t *n);
+/** Read record @p id. 0; or -errno, logged with file:line and what is wrong. */
+int state_load(State *s, uint64_t id, struct gb_record *rec);
+/** Delete record @p id (it was damaged, or did not match the kernel). */
+void state_delete(State *s, uint64_t id);
+
+#endif

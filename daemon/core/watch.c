@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Watches (watch.h). */
+#include "watch.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access.h"
+#include "announce.h"
+#include "broker.h"
+#include "chip.h"
+#include "client.h"
+#include "irq.h"
+#include "log.h"
+#include "macro.h"
+#include "org.gpiodbroker1.h"
+
+#define WATCH_CONSUMER "gpiod-broker-watch"
+#define LSEQ_UNKNOWN   UINT64_MAX
+
+struct WatchSource {
+	Line *line;
+	LineReq lreq;
+	Irq irq;
+	char name[64];
+};
+
+/* --- the broker's own request of a line nobody holds ------------------------ */
+
+static void source_on_edges(void *userdata, const struct gb_edge *ev, int n)
+{
+	WatchSource *s = userdata;
+
+	for (int i = 0; i < n; i++)
+		watch_fan_out(s->line, &ev[i]);
+}
+
+static void source_close(Line *l)
+{
+	WatchSource *s = l->source;
+
+	if (!s)
+		return;
+	/* What the kernel has queued still goes out: it happened before the hand-over. */
+	irq_flush(&s->irq);
+	irq_detach(&s->irq);
+	lreq_release(&s->lreq);
+	free(s);
+	l->source = NULL;
+	log_debug("line %s:%u: broker's watch request released", l->chip->name, l->offset);
+}
+
+static int source_open(Line *l, sd_bus_error *error)
+{
+	struct gb_line_config cfg;
+	WatchSource *s;
+	int r;
+
+	if (!l->chip->gc)
+		return sd_bus_error_setf(error, GB_ERROR_CHIP_GONE, "chip %s is gone", l->chip->name);
+	/* The cache may lag the kernel (a release we just did): ask it. */
+	line_refresh_info(l);
+	if (gpiod_line_info_is_used(l->info)) {
+		const char *consumer = gpiod_line_info_get_consumer(l->info);
+
+		return sd_bus_error_setf(error, GB_ERROR_BUSY,
+					 "line %s:%u is in use outside the broker (consumer \"%s\"); "
+					 "it cannot be watched", l->chip->name, l->offset,
+					 consumer && *consumer ? consumer : "unknown");
+	}
+	if (gpiod_line_info_get_direction(l->info) == GPIOD_LINE_DIRECTION_OUTPUT)
+		/* Requesting it as an input to watch it would change what it drives. */
+		return sd_bus_error_setf(error, GB_ERROR_BUSY,
+					 "line %s:%u is an output nobody holds; watching it would "
+					 "make it an input", l->chip->name, l->offset);
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->line = l;
+	snprintf(s->name, sizeof(s->name), "watch source %s:%u", l->chip->name, l->offset);
+	lreq_init(&s->lreq);
+	gb_line_config_init(&cfg);
+	cfg.direction = GPIOD_LINE_DIRECTION_INPUT;
+	cfg.edge = GPIOD_LINE_EDGE_BOTH;
+	r = lreq_request(&s->lreq, l->chip->gc, WATCH_CONSUMER, 1, &l->offset, &cfg);
+	if (r >= 0)
+		r = irq_attach(&s->irq, l->chip->broker->event, &s->lreq, source_on_edges, s, s->name);
+	if (r < 0) {
+		lreq_release(&s->lreq);
+		free(s);
+		if (r == -EBUSY)
+			return sd_bus_error_setf(error, GB_ERROR_BUSY,
+						 "line %s:%u was taken outside the broker meanwhile",
+						 l->chip->name, l->offset);
+		return sd_bus_error_set_errno(error, r);
+	}
+	l->source = s;
+	log_debug("line %s:%u: requested by the broker for its watchers", l->chip->name, l->offset);
+	return 0;
+}
+
+/* --- initial state ----------------------------------------------------------- */
+
+/* The level, read after taking the time: an edge between the two shows both in the
+ * level and as an edge after it (harmless: it agrees with the level), never in
+ * neither. */
+static int read_level(Line *l, bool *value, uint64_t *ts, bool *ts_valid)
+{
+	enum gpiod_line_clock clock = l->holder_config ? l->holder_config->event_clock
+						       : GPIOD_LINE_CLOCK_MONOTONIC;
+	LineReq *k = l->holder_lreq ? l->holder_lreq : l->source ? &l->source->lreq : NULL;
+	enum gpiod_line_value v;
+	int r;
+
+	*ts_valid = gb_clock_now(clock, ts);
+	if (!*ts_valid)
+		gb_clock_now(GPIOD_LINE_CLOCK_MONOTONIC, ts);
+	if (!k)
+		return -ENODATA;
+	r = lreq_get(k, 1, &l->offset, &v);
+	if (r < 0)
+		return r;
+	*value = v == GPIOD_LINE_VALUE_ACTIVE;
+	return 0;
+}
+
+/* Read a watcher's initial state into @p e (not sent yet). @p fresh_source: the
+ * events now come from a kernel request that just began, so its line seqnos start
+ * at 1. False if there is nothing to read it from. */
+static bool watch_read_initial(Watch *w, bool fresh_source, struct gb_event *e)
+{
+	bool ts_valid;
+	int r;
+
+	memset(e, 0, sizeof(*e));
+	e->offset = w->line->offset;
+	r = read_level(w->line, &e->value, &e->timestamp_ns, &ts_valid);
+	if (r < 0) {
+		if (r != -ENODATA)
+			log_warning_errno(r, "watch %s: cannot read the level: %m", w->path);
+		w->since_valid = false;
+		return false;
+	}
+	w->since_ns = e->timestamp_ns;
+	w->since_valid = ts_valid;
+	w->last_line_seqno = fresh_source ? 0 : LSEQ_UNKNOWN;
+	return true;
+}
+
+static void watch_send_initial(Watch *w, bool fresh_source)
+{
+	struct gb_event e;
+
+	if (watch_read_initial(w, fresh_source, &e))
+		flow_push_initial(&w->flow, &e);
+}
+
+void watch_push_initial(Watch *w, struct gb_event *initial)
+{
+	flow_push_initial(&w->flow, initial);
+}
+
+/* --- fan-out ----------------------------------------------------------------- */
+
+void watch_fan_out(Line *l, const struct gb_edge *ev)
+{
+	for (Watch *w = l->watchers; w; w = w->line_next) {
+		struct gb_event e = {
+			.kind = ev->rising ? GB_EV_RISING : GB_EV_FALLING,
+			.index = 0,
+			.offset = ev->offset,
+			.timestamp_ns = ev->timestamp_ns,
+			.global_seqno = ev->global_seqno,
+			.line_seqno = ev->line_seqno,
+		};
+
+		/* The kernel numbers each line's events: a gap is this line's loss. */
+		if (w->last_line_seqno != LSEQ_UNKNOWN && ev->line_seqno > w->last_line_seqno + 1)
+			flow_lost(&w->flow, ev->line_seqno - w->last_line_seqno - 1);
+		w->last_line_seqno = ev->line_seqno;
+		if (w->since_valid && ev->timestamp_ns <= w->since_ns)
+			continue; /* already in its initial state */
+		flow_push_edge(&w->flow, &e);
+	}
+}
+
+static void announce_watchers(Line *l)
+{
+	announce_changed(l->chip->broker, l->path, GB_IFACE_LINE, "Watchers", NULL);
+}
+
+void watch_line_yield(Line *l)
+{
+	source_close(l);
+}
+
+void watch_line_resync(Line *l)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+
+	if (!l->n_watchers)
+		return;
+	if (!l->holder && !l->source && source_open(l, &err) < 0) {
+		/* Watchers stay; they hear the level again when someone requests it. */
+		log_info("line %s:%u: not watched until requested again: %s", l->chip->name,
+			 l->offset, err.message);
+		sd_bus_error_free(&err);
+		return;
+	}
+	for (Watch *w = l->watchers; w; w = w->line_next)
+		watch_send_initial(w, true);
+}
+
+/* --- Watch objects ----------------------------------------------------------- */
+
+Watch *watch_find(Broker *b, const char *path)
+{
+	return b->watches ? hashmap_get(b->watches, path) : NULL;
+}
+
+int watch_new(Broker *b, Client *c, Line *l, Watch **ret, struct gb_event *initial,
+	      bool *have_initial, sd_bus_error *error)
+{
+	_cleanup_free_ Watch *w = NULL;
+	bool fresh = false;
+	int r;
+
+	if (!l->holder && !l->source) {
+		r = source_open(l, error);
+		if (r < 0)
+			return r;
+		fresh = true;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		goto nomem;
+	w->broker = b;
+	w->id = ++b->next_watch_id;
+	if (asprintf(&w->path, GB_WATCH_PREFIX "/%" PRIu64, w->id) < 0) {
+		w->path = NULL;
+		goto nomem;
+	}
+	flow_init(&w->flow, b->bus, w->path, GB_IFACE_WATCH, b->event_window, b->event_queue);
+	if (!b->watches && !(b->watches = hashmap_new()))
+		goto nomem_flow;
+	if (flow_set_dest(&w->flow, c->name) < 0 || hashmap_put(b->watches, w->path, w) < 0)
+		goto nomem_flow;
+	w->client = c;
+	w->client_next = c->watches;
+	c->watches = w;
+	w->line = l;
+	w->line_next = l->watchers;
+	l->watchers = w;
+	l->n_watchers++;
+	announce_object_added(b, w->path);
+	announce_watchers(l);
+	log_info("watch %s: %s:%u for %s uid %u", w->path, l->chip->name, l->offset, c->name,
+		 (unsigned)c->uid);
+	/* The level is read before the reply: an edge the caller makes once it has the
+	 * reply is after it, so it comes as an edge. */
+	*have_initial = watch_read_initial(w, fresh, initial);
+	*ret = TAKE_PTR(w);
+	return 0;
+nomem_flow:
+	flow_done(&w->flow);
+	free(w->path);
+nomem:
+	if (fresh && !l->n_watchers)
+		source_close(l);
+	return -ENOMEM;
+}
+
+static void watch_unlink_line(Watch *w)
+{
+	Line *l = w->line;
+
+	if (!l)
+		return;
+	for (Watch **pp = &l->watchers; *pp; pp = &(*pp)->line_next)
+		if (*pp == w) {
+			*pp = w->line_next;
+			break;
+		}
+	l->n_watchers--;
+	w->line = NULL;
+	w->line_next = NULL;
+	if (!l->n_watchers)
+		source_close(l);
+	announce_watchers(l);
+}
+
+void watch_release(Watch *w, const char *reason)
+{
+	Broker *b = w->broker;
+
+	log_info("watch %s closed: %s", w->path, reason);
+	watch_unlink_line(w);
+	if (w->client) {
+		for (Watch **pp = &w->client->watches; *pp; pp = &(*pp)->client_next)
+			if (*pp == w) {
+				*pp = w->client_next;
+				break;
+			}
+		w->client = NULL;
+		w->client_next = NULL;
+	}
+	hashmap_remove(b->watches, w->path);
+	if (!hashmap_size(b->watches)) {
+		/* Made on the first watch, gone with the last: nothing left at exit. */
+		hashmap_free(b->watches);
+		b->watches = NULL;
+	}
+	announce_object_removed(b, w->path);
+}
+
+Watch *watch_free(Watch *w)
+{
+	if (!w)
+		return NULL;
+	assert(!w->line && !w->client);
+	flow_done(&w->flow);
+	free(w->path);
+	free(w);
+	return NULL;
+}
+
+void watch_close(Watch *w, const char *reason)
+{
+	watch_release(w, reason);
+	watch_free(w);
+}
+
+void watch_client_gone(Client *c)
+{
+	while (c->watches)
+		watch_close(c->watches, "its owner left the bus");
+}
+
+void watch_chip_gone(Line *l)
+{
+	while (l->watchers) {
+		Watch *w = l->watchers;
+
+		flow_signal(&w->flow, "ChipGone", "s", l->chip->name);
+		watch_unlink_line(w);
+		announce_changed(w->broker, w->path, GB_IFACE_WATCH, "ChipGone", NULL);
+	}
+	source_close(l);
+}
+
+void watch_revalidate(Broker *b)
+{
+	size_t i = 0;
+	Watch *w;
+
+	/* Restart the walk after each removal: freeing changes the map. */
+	while (b->watches && (w = hashmap_iterate(b->watches, &i, NULL))) {
+		struct gb_line_ident id;
+		struct gb_caller caller;
+		unsigned int max;
+		char reason[512], why[600];
+
+		if (!w->line || !w->client)
+			continue;
+		client_caller(w->client, &caller);
+		line_ident(w->line, &id);
+		if (gb_policy_check_watch(b->policy, &id, &caller, &max, reason, sizeof(reason)) == 0)
+			continue;
+		snprintf(why, sizeof(why), "revoked by a policy reload: %s", reason);
+		flow_signal(&w->flow, "Revoked", "s", why);
+		watch_close(w, why);
+		i = 0;
+	}
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/**
+ * @file chip.h
+ * @brief The kernel's GPIO chips and their lines, as the broker sees them.
+ *
+ * A Chip is an open /dev/gpiochipN with the kernel's line info of each Line, kept
+ * current by the kernel's line-info watch: whoever changes a line (the broker or
+ * another process), the chip's owner hears of it through ChipOps. Nothing here
+ * talks to the bus; core/announce.c and bus/chip-bus.c do.
+ */
+#ifndef GB_CHIP_H
+#define GB_CHIP_H
+
+#include <gpiod.h>
+#include <stdbool.h>
+#include <systemd/sd-event.h>
+
+#include "forward.h"
+#include "line-config.h"
+#include "line-request.h"
+
+typedef struct ChipOps {
+	/** The kernel's info of @p l changed (already stored in l->info). */
+	void (*line_changed)(const Line *l);
+	/** The chip stopped answering (unplugged): the owner must take it away. */
+	void (*gone)(Chip *c);
+} ChipOps;
+
+struct Line {
+	Chip *chip;
+	unsigned int offset;
+	char *path;                   /* its bus object */
+	struct gpiod_line_info *info; /* the kernel's view, refreshed by the info watch */
+
+	/* Held through the broker: by which request, with which kernel request and
+	 * settings (so that watchers can read the level without knowing requests). */
+	Request *holder;
+	LineReq *holder_lreq;
+	const struct gb_line_config *holder_config;
+
+	Watch *watchers;              /* read-only subscribers (core/watch.c) */
+	unsigned int n_watchers;
+	WatchSource *source;          /* the broker's own request while nobody holds it */
+};
+
+struct Chip {
+	Broker *broker;               /* not looked into here */
+	Chip *next;                   /* the broker's list */
+	char *name;                   /* gpiochipN */
+	char *label;
+	char *dev_path;
+	char *path;                   /* its bus object */
+	unsigned int num_lines;
+	struct gpiod_chip *gc;
+	sd_event_source *info_source;
+	const ChipOps *ops;
+	Line *lines;
+};
+
+/**
+ * Open @p dev_dir/@p name and watch the info of every line. 0 or -errno (logged:
+ * a node that cannot be opened is a warning, the broker carries on without it).
+ */
+int chip_new(Broker *b, sd_event *event, const char *dev_dir, const char *name,
+	     const ChipOps *ops, Chip **ret);
+/** Close it. NULL-safe; returns NULL. No line may be held any more. */
+Chip *chip_free(Chip *c);
+
+/** In the list @p chips: by name, or else by label. */
+Chip *chip_find(Chip *chips, const char *name_or_label);
+Chip *chip_by_name(Chip *chips, const char *name);
+bool chip_is_node_name(const char *name);
+/** The line whose bus object is @p path, or NULL. */
+Line *line_from_path(Chip *chips, const char *path);
+
+/**
+ * Ask the kernel for @p l's info now: the watch's events lag, e.g. right after a
+ * release of our own. Keeps the cached info if the kernel cannot answer.
+ */
+void line_refresh_info(Line *l);
+/** The line's kernel name, or NULL. */
+const char *line_name(const Line *l);
+/** "gpiochip0:3 (\"reset\")", for messages. */
+void line_describe(const Line *l, char *buf, size_t size);
+
+/** Record that @p req holds @p l through @p k with @p config; NULL req: let go. */
+void line_set_holder(Line *l, Request *req, LineReq *k, const struct gb_line_config *config);
+
+#endif

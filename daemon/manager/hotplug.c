@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Chips come and go with their device nodes (inotify on the device directory).
+ * When one goes, everything that used it hears of it first: requests tell their
+ * owners (ChipGone) and let go of its lines, watchers are told; then its objects
+ * leave the bus.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "announce.h"
+#include "chip.h"
+#include "log.h"
+#include "manager.h"
+#include "request.h"
+#include "watch.h"
+
+static void chip_remove(Chip *c);
+
+static const ChipOps chip_ops = {
+	.line_changed = announce_line_changed,
+	.gone = chip_remove,
+};
+
+static void chip_remove(Chip *c)
+{
+	Broker *b = c->broker;
+
+	log_notice("chip %s (%s) is gone", c->name, c->label);
+	for (unsigned int i = 0; i < c->num_lines; i++) {
+		if (c->lines[i].holder)
+			request_chip_gone(c->lines[i].holder, c);
+		watch_chip_gone(&c->lines[i]);
+	}
+	announce_chip_removed(c);
+	for (Chip **pp = &b->chips; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	chip_free(c);
+}
+
+static int chip_add(Broker *b, const char *name)
+{
+	Chip *c;
+	int r;
+
+	if (chip_by_name(b->chips, name))
+		return 0;
+	r = chip_new(b, b->event, b->dev_dir, name, &chip_ops, &c);
+	if (r < 0) {
+		if (r != -ENOMEM)
+			log_warning_errno(r, "cannot open %s/%s: %m", b->dev_dir, name);
+		return r;
+	}
+	c->next = b->chips;
+	b->chips = c;
+	announce_chip_added(c);
+	log_info("chip %s (%s): %u lines", c->name, c->label, c->num_lines);
+	return 0;
+}
+
+static int scan(Broker *b)
+{
+	struct dirent *de;
+	DIR *d = opendir(b->dev_dir);
+
+	if (!d)
+		return log_error_errno(errno, "cannot read %s: %m", b->dev_dir);
+	while ((de = readdir(d)))
+		if (chip_is_node_name(de->d_name))
+			chip_add(b, de->d_name);
+	closedir(d);
+	return 0;
+}
+
+static int on_dev_change(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	Broker *b = userdata;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : log_error_errno(errno, "inotify: %m");
+	for (char *p = buf; p < buf + n;) {
+		struct inotify_event *ev = (struct inotify_event *)p;
+
+		p += sizeof(*ev) + ev->len;
+		if (ev->mask & IN_Q_OVERFLOW) {
+			log_warning("device notifications overflowed; rescanning %s", b->dev_dir);
+			scan(b);
+			continue;
+		}
+		if (!ev->len || !chip_is_node_name(ev->name))
+			continue;
+		if (ev->mask & (IN_CREATE | IN_ATTRIB)) {
+			chip_add(b, ev->name);
+		} else if (ev->mask & IN_DELETE) {
+			Chip *c = chip_by_name(b->chips, ev->name);
+
+			if (c)
+				chip_remove(c);
+		}
+	}
+	return 0;
+}
+
+int manager_chips_start(Broker *b)
+{
+	int r;
+
+	b->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (b->inotify_fd < 0)
+		return log_error_errno(errno, "inotify_init1: %m");
+	if (inotify_add_watch(b->inotify_fd, b->dev_dir, IN_CREATE | IN_DELETE | IN_ATTRIB) < 0)
+		return log_error_errno(errno, "cannot watch %s: %m", b->dev_dir);
+	r = sd_event_add_io(b->event, &b->inotify_source, b->inotify_fd, EPOLLIN, on_dev_change, b);
+	if (r < 0)
+		return log_error_errno(r, "cannot watch %s: %m", b->dev_dir);
+	return scan(b);
+}
+
+void manager_chips_stop(Broker *b)
+{
+	while (b->chips) {
+		Chip *c = b->chips;
+
+		b->chips = c->next;
+		chip_free(c);
+	}
+	b->inotify_source = sd_event_source_disable_unref(b->inotify_source);
+	if (b->inotify_fd >= 0)
+		close(b->inotify_fd);
+	b->inotify_fd = -1;
+}

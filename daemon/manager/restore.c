@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * After a restart: taking over the requests the previous broker left (manager.h).
+ *
+ * Each record (core/state.h) is read, its chips and lines found, its fds taken from
+ * what systemd passed in, and checked against the kernel: an fd that does not hold
+ * the lines its record names, for its label, is not driven (it is not known what it
+ * holds). A request comes back under the same object path, id and label when all
+ * its fds survived, its owner (for a managed one) is still on the bus, and today's
+ * policy allows it; otherwise it goes through the usual release, to its safe state.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chip.h"
+#include "client.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "request.h"
+
+/* The kernel must agree that this fd holds these lines for this label. */
+static bool reqchip_matches_kernel(ReqChip *rc)
+{
+	Request *req = rc->request;
+	unsigned int mine = 0;
+
+	if (!rc->chip || !rc->chip->gc)
+		return false;
+	for (unsigned int i = 0; i < req->n_lines; i++) {
+		ReqLine *rl = &req->lines[i];
+		Line *l;
+		const char *consumer;
+		bool in_kern = false;
+
+		if (rl->rc != rc)
+			continue;
+		mine++;
+		for (unsigned int j = 0; j < rc->lreq.n_kern; j++)
+			in_kern |= rc->lreq.kern_offsets[j] == rl->offset;
+		if (!in_kern || rl->offset >= rc->chip->num_lines || rc->chip->lines[rl->offset].holder)
+			return false;
+		l = &rc->chip->lines[rl->offset];
+		line_refresh_info(l);
+		consumer = gpiod_line_info_get_consumer(l->info);
+		if (!gpiod_line_info_is_used(l->info) || !consumer || strcmp(consumer, req->label) != 0)
+			return false;
+	}
+	return mine == rc->lreq.n_kern;
+}
+
+/* No fd for this chip: the kernel let the lines go when the old broker died, as
+ * they were. Put them in their safe state now, if nobody took them meanwhile. */
+static void apply_safe_without_fd(ReqChip *rc)
+{
+	Request *req = rc->request;
+	unsigned int offs[GB_RECORD_MAX_KERN], n = 0;
+	struct gb_line_config cfgs[GB_RECORD_MAX_KERN];
+	LineReq k;
+	int r;
+
+	if (!rc->chip || !rc->chip->gc)
+		return;
+	for (unsigned int i = 0; i < req->n_lines && n < ELEMENTSOF(offs); i++) {
+		ReqLine *rl = &req->lines[i];
+		Line *l;
+
+		if (rl->rc != rc || rl->offset >= rc->chip->num_lines)
+			continue;
+		l = &rc->chip->lines[rl->offset];
+		if (l->holder)
+			continue;
+		gb_line_config_init(&cfgs[n]);
+		if (!gb_safe_state_config(rl->safe_state, &cfgs[n]))
+			continue;
+		line_refresh_info(l);
+		if (gpiod_line_info_is_used(l->info)) {
+			log_warning("request %s: %s:%u is in use: not putting it in its safe state",
+				    req->path, rc->chip_name, rl->offset);
+			continue;
+		}
+		offs[n++] = rl->offset;
+	}
+	if (!n)
+		return;
+	lreq_init(&k);
+	r = lreq_request(&k, rc->chip->gc, req->label, n, offs, cfgs);
+	if (r < 0) {
+		log_warning_errno(r, "request %s: cannot put lines on %s in their safe state: %m",
+				  req->path, rc->chip_name);
+		return;
+	}
+	log_info("request %s: %u line(s) on %s put in their safe state", req->path, n, rc->chip_name);
+	lreq_release(&k);
+}
+
+/* The owner the request had, if that connection is still on the bus. */
+static Client *find_owner(Broker *b, const Request *req, const char *owner_name)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	Client *c = NULL;
+	int r;
+
+	if (!owner_name || !*owner_name)
+		return NULL;
+	/* Unique names are not reused while the bus runs; the uid check covers a
+	 * restarted bus daemon handing the same name to someone else. */
+	r = client_get_by_name(b, owner_name, &c, &err);
+	sd_bus_error_free(&err);
+	if (r < 0 || c->uid != req->uid)
+		return NULL;
+	return c;
+}
+
+/* Why @p req cannot come back, or NULL. */
+static const char *refuse_reason(Request *req, unsigned int n_fds, Client *owner, char *buf,
+				 size_t size)
+{
+	char why[512];
+
+	if (n_fds < req->n_chips)
+		return n_fds ? "only part of it survived the restart" :
+			       "its fds did not survive the restart (no fd store?)";
+	if (!req->persistent && !owner)
+		return "its owner left the bus while the broker was down";
+	if (!request_policy_allows(req, why, sizeof(why))) {
+		snprintf(buf, size, "not allowed by the policy after the restart: %s", why);
+		return buf;
+	}
+	for (unsigned int k = 0; k < req->n_chips; k++)
+		req->chips[k].seqno_unknown = true;
+	if (request_start_events(req) < 0)
+		return "cannot watch its edge events";
+	return NULL;
+}
+
+static void restore_one(Broker *b, uint64_t id, StatePassed *p)
+{
+	_cleanup_(request_freep) Request *req = NULL;
+	struct gb_record rec;
+	unsigned int n_fds = 0;
+	const char *why;
+	char reason[600];
+	Client *owner;
+
+	gb_record_init(&rec);
+	if (state_load(&b->state, id, &rec) < 0 || request_from_record(b, &rec, &req) < 0) {
+		/* Unknown settings, unknown safe state: the kernel gets the lines back as
+		 * they are. */
+		gb_record_clear(&rec);
+		state_passed_drop(&b->state, p, id);
+		state_delete(&b->state, id);
+		return;
+	}
+	for (unsigned int k = 0; k < req->n_chips; k++) {
+		ReqChip *rc = &req->chips[k];
+		int fd = state_passed_take(p, id, k);
+
+		if (fd < 0)
+			continue;
+		lreq_adopt(&rc->lreq, fd, rc->lreq.n_kern, rc->lreq.kern_offsets);
+		n_fds++;
+	}
+	for (unsigned int k = 0; k < req->n_chips; k++)
+		if (lreq_active(&req->chips[k].lreq) && !reqchip_matches_kernel(&req->chips[k])) {
+			log_error("state file of request %" PRIu64 " does not match the kernel's view "
+				  "of its lines (chip gone, or lines held by someone else); releasing "
+				  "it as it is", id);
+			state_remove(&b->state, id, req->n_chips);
+			gb_record_clear(&rec);
+			return; /* request_free closes the fds: the kernel keeps the lines as they are */
+		}
+
+	owner = find_owner(b, req, rec.owner);
+	gb_record_clear(&rec);
+	why = refuse_reason(req, n_fds, owner, reason, sizeof(reason));
+	if (!why) {
+		/* Values were never recorded: the kernel request has them. */
+		for (unsigned int i = 0; i < req->n_lines; i++) {
+			ReqLine *rl = &req->lines[i];
+			enum gpiod_line_value v;
+
+			if (rl->config.direction == GPIOD_LINE_DIRECTION_OUTPUT &&
+			    lreq_get(&rl->rc->lreq, 1, &rl->offset, &v) == 0)
+				rl->config.value = v == GPIOD_LINE_VALUE_ACTIVE;
+		}
+	}
+
+	/* Make it live either way: released or kept, it goes through the usual paths
+	 * (safe states, FDSTOREREMOVE, record removed). */
+	for (unsigned int k = 0; k < req->n_chips; k++)
+		if (!lreq_active(&req->chips[k].lreq))
+			apply_safe_without_fd(&req->chips[k]);
+	if (request_link(req, why ? NULL : owner) < 0) {
+		log_error("request %" PRIu64 ": out of memory restoring it", id);
+		state_remove(&b->state, id, req->n_chips);
+		return;
+	}
+	req->stored = true;
+	if (b->next_request_id < id)
+		b->next_request_id = id;
+	if (why) {
+		request_close(TAKE_PTR(req), why);
+		return;
+	}
+	if (!b->state.record) {
+		/* Adopted, but this broker does not record: the store keeps nothing past it. */
+		state_remove(&b->state, id, req->n_chips);
+		req->stored = false;
+	} else {
+		request_save(req); /* the subscriber may be gone */
+	}
+	log_info("request %s (\"%s\") restored after a restart: %u line(s), uid %u, %s%s",
+		 req->path, req->label, req->n_lines, (unsigned)req->uid,
+		 req->persistent ? "persistent" : "managed",
+		 req->client ? (req->persistent ? ", subscriber still here" : ", owner still here") : "");
+	TAKE_PTR(req);
+}
+
+void manager_restore(Broker *b)
+{
+	StatePassed p = { 0 };
+	uint64_t *ids = NULL;
+	size_t n_ids = 0;
+
+	state_passed_collect(&b->state, &p, &b->next_request_id);
+	state_list(&b->state, &ids, &n_ids);
+	for (size_t i = 0; i < n_ids; i++) {
+		if (b->next_request_id < ids[i])
+			b->next_request_id = ids[i];
+		restore_one(b, ids[i], &p);
+	}
+	state_passed_done(&b->state, &p);
+	free(ids);
+}

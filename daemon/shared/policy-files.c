@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Integrator policy: reading a policy directory, and the checks that need every
+ * file at once (a line covered twice). See gpiod-broker.policy(5).
+ *
+ * The parser is strict on purpose: an integrator's typo must not silently widen
+ * or narrow access, so unknown keys, repeated keys, contradictions and a line
+ * covered by two entries are all errors, reported as "file:line: message".
+ */
+#include "policy.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+/* --- whole-policy checks ----------------------------------------------------- */
+
+static bool same_chip_offset(const struct gb_policy_entry *a, const struct gb_policy_entry *b,
+			     unsigned int *off)
+{
+	if (!a->chip || !b->chip || strcmp(a->chip, b->chip) != 0)
+		return false;
+	for (size_t i = 0; i < a->n_offsets; i++)
+		for (size_t j = 0; j < b->n_offsets; j++)
+			if (a->offsets[i] == b->offsets[j]) {
+				*off = a->offsets[i];
+				return true;
+			}
+	return false;
+}
+
+/* Checks across entries (and files): names are unique, no line is covered twice as
+ * far as can be told without the hardware. Entries naming a line by kernel name and
+ * by chip+offset can still meet on a real line: gb_policy_match() refuses those. */
+int gb_policy_finish(struct gb_policy *p, char **errors)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < p->n_entries; i++)
+		for (size_t j = 0; j < i; j++) {
+			struct gb_policy_entry *a = &p->entries[i], *b = &p->entries[j];
+			char where[300];
+			unsigned int off;
+
+			gb_policy_entry_describe(b, where, sizeof(where));
+			if (strcmp(a->name, b->name) == 0) {
+				gb_policy_add_error(errors, a->file, a->lineno, "the name '%s' is already used by %s",
+					  a->name, where);
+				n++;
+			} else if (a->line_name && b->line_name && strcmp(a->line_name, b->line_name) == 0) {
+				gb_policy_add_error(errors, a->file, a->lineno,
+					  "line '%s' is already covered by %s", a->line_name, where);
+				n++;
+			} else if (same_chip_offset(a, b, &off)) {
+				gb_policy_add_error(errors, a->file, a->lineno,
+					  "line %s:%u is already covered by %s", a->chip, off, where);
+				n++;
+			}
+		}
+	return n;
+}
+
+static int load_file(struct gb_policy *p, int dirfd, const char *dir, const char *name,
+		     char **errors)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	ssize_t n;
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0) {
+		gb_policy_add_error(errors, path, 0, "cannot open: %s", strerror(errno));
+		return 1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		gb_policy_add_error(errors, path, 0, "not a regular file");
+		close(fd);
+		return 1;
+	}
+	/* Whoever can write the policy decides who drives the hardware. */
+	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		gb_policy_add_error(errors, path, 0, "must be owned by root and not writable by group or others "
+			  "(is uid %u, mode %04o)", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		close(fd);
+		return 1;
+	}
+	if (st.st_size > 1024 * 1024) {
+		gb_policy_add_error(errors, path, 0, "larger than 1 MiB");
+		close(fd);
+		return 1;
+	}
+	buf = malloc(st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((n = read(fd, buf + len, st.st_size - len)) > 0 && len < (size_t)st.st_size)
+		len += n;
+	close(fd);
+	if (n < 0) {
+		gb_policy_add_error(errors, path, 0, "read error: %s", strerror(errno));
+		return 1;
+	}
+	r = gb_policy_parse(p, path, buf, len, errors);
+	return r;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct gb_policy *gb_policy_load(const char *dir, char **errors)
+{
+	struct gb_policy *p = gb_policy_new();
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *de;
+	int nerr = 0, r = 0;
+	DIR *d;
+
+	if (!p)
+		return NULL;
+	d = opendir(dir);
+	if (!d) {
+		if (errno == ENOENT)
+			return p; /* no policy: default deny */
+		gb_policy_add_error(errors, dir, 0, "cannot read policy directory: %s", strerror(errno));
+		gb_policy_free(p);
+		return NULL;
+	}
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		char **nn;
+
+		if (de->d_name[0] == '.' || l < 6 || strcmp(de->d_name + l - 5, ".conf") != 0)
+			continue;
+		nn = realloc(names, (n + 1) * sizeof(*nn));
+		if (!nn || !(nn[n] = strdup(de->d_name))) {
+			free(nn ? nn : names);
+			names = NULL;
+			r = -ENOMEM;
+			break;
+		}
+		names = nn;
+		n++;
+	}
+	if (names)
+		qsort(names, n, sizeof(*names), cmp_names);
+	for (size_t i = 0; i < n; i++) {
+		if (r >= 0) {
+			r = load_file(p, dirfd(d), dir, names[i], errors);
+			if (r > 0) {
+				nerr += r;
+				r = 0;
+			}
+		}
+		free(names[i]);
+	}
+	free(names);
+	closedir(d);
+	if (r >= 0)
+		nerr += gb_policy_finish(p, errors);
+	if (r < 0 || nerr) {
+		if (r < 0)
+			gb_policy_add_error(errors, dir, 0, "out of memory");
+		gb_policy_free(p);
+		return NULL;
+	}
+	return p;
+}
+

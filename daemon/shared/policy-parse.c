@@ -1,0 +1,645 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Integrator policy: reading policy files. See gpiod-broker.policy(5) for the
+ * format.
+ *
+ * The parser is strict on purpose: an integrator's typo must not silently widen
+ * or narrow access, so unknown keys, repeated keys, contradictions and a line
+ * covered by two entries are all errors, reported as "file:line: message".
+ */
+#include "policy.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+#define MAX_LABEL 31
+#define MAX_OFFSET 4095
+
+/* --- errors ------------------------------------------------------------------ */
+
+_printf_(4, 5)
+void gb_policy_add_error(char **errors, const char *file, unsigned int line, const char *fmt, ...)
+{
+	char msg[512], *n;
+	size_t old = *errors ? strlen(*errors) : 0;
+	int len;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	len = line ? snprintf(NULL, 0, "%s:%u: %s\n", file, line, msg)
+		   : snprintf(NULL, 0, "%s: %s\n", file, msg);
+	n = realloc(*errors, old + len + 1);
+	if (!n)
+		return;
+	if (line)
+		snprintf(n + old, len + 1, "%s:%u: %s\n", file, line, msg);
+	else
+		snprintf(n + old, len + 1, "%s: %s\n", file, msg);
+	*errors = n;
+}
+
+/* --- parsing ----------------------------------------------------------------- */
+
+struct parser {
+	struct gb_policy *policy;
+	const char *file;
+	unsigned int line;
+	char **errors;
+	int n_errors;
+	enum { SEC_NONE, SEC_BROKER, SEC_ENTRY } section;
+	struct gb_policy_entry cur;
+	unsigned long seen;  /* keys seen in this section (bit per key) */
+	bool broker_seen;
+};
+
+#define ERR(p, ...) do { gb_policy_add_error((p)->errors, (p)->file, (p)->line, __VA_ARGS__); (p)->n_errors++; } while (0)
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* Split a comma-separated list in place; calls fn for each trimmed item. An empty
+ * item (",," or a trailing comma) is a mistake, not something to skip. */
+static int for_each_item(struct parser *p, const char *key, char *value,
+			 int (*fn)(struct parser *p, const char *key, const char *item, void *ud),
+			 void *ud)
+{
+	for (char *s = value; s;) {
+		char *comma = strchr(s, ',');
+		char *item;
+		int r;
+
+		if (comma)
+			*comma = '\0';
+		item = trim(s);
+		if (!*item) {
+			ERR(p, "empty item in '%s'", key);
+			return -EINVAL;
+		}
+		r = fn(p, key, item, ud);
+		if (r < 0)
+			return r;
+		s = comma ? comma + 1 : NULL;
+	}
+	return 0;
+}
+
+static int parse_bool(struct parser *p, const char *key, const char *v, bool *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+
+	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+		if (strcmp(v, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcmp(v, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	ERR(p, "'%s' must be yes or no, not '%s'", key, v);
+	return -EINVAL;
+}
+
+static int parse_uint(const char *s, unsigned int max, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+struct name_bit {
+	const char *name;
+	unsigned int bit;
+};
+
+static const struct name_bit directions[] = {
+	{ "input", GB_BIT(GPIOD_LINE_DIRECTION_INPUT) },
+	{ "output", GB_BIT(GPIOD_LINE_DIRECTION_OUTPUT) },
+};
+static const struct name_bit edges[] = {
+	{ "none", GB_BIT(GPIOD_LINE_EDGE_NONE) },
+	{ "rising", GB_BIT(GPIOD_LINE_EDGE_RISING) },
+	{ "falling", GB_BIT(GPIOD_LINE_EDGE_FALLING) },
+	{ "both", GB_BIT(GPIOD_LINE_EDGE_BOTH) },
+};
+static const struct name_bit biases[] = {
+	{ "as-is", GB_BIT(GPIOD_LINE_BIAS_AS_IS) },
+	{ "disabled", GB_BIT(GPIOD_LINE_BIAS_DISABLED) },
+	{ "pull-up", GB_BIT(GPIOD_LINE_BIAS_PULL_UP) },
+	{ "pull-down", GB_BIT(GPIOD_LINE_BIAS_PULL_DOWN) },
+};
+static const struct name_bit drives[] = {
+	{ "push-pull", GB_BIT(GPIOD_LINE_DRIVE_PUSH_PULL) },
+	{ "open-drain", GB_BIT(GPIOD_LINE_DRIVE_OPEN_DRAIN) },
+	{ "open-source", GB_BIT(GPIOD_LINE_DRIVE_OPEN_SOURCE) },
+};
+
+struct bitset_ctx {
+	const struct name_bit *table;
+	size_t n;
+	unsigned int *out;
+};
+
+static int add_bit(struct parser *p, const char *key, const char *item, void *ud)
+{
+	struct bitset_ctx *c = ud;
+	char choices[128] = "";
+
+	for (size_t i = 0; i < c->n; i++) {
+		if (strcmp(c->table[i].name, item) == 0) {
+			if (*c->out & c->table[i].bit) {
+				ERR(p, "'%s' lists '%s' twice", key, item);
+				return -EINVAL;
+			}
+			*c->out |= c->table[i].bit;
+			return 0;
+		}
+		snprintf(choices + strlen(choices), sizeof(choices) - strlen(choices), "%s%s",
+			 i ? ", " : "", c->table[i].name);
+	}
+	ERR(p, "'%s' is not a valid value for '%s' (one of: %s)", item, key, choices);
+	return -EINVAL;
+}
+
+static int parse_bits(struct parser *p, const char *key, char *value, const struct name_bit *t,
+		      size_t n, unsigned int *out)
+{
+	struct bitset_ctx c = { t, n, out };
+
+	*out = 0;
+	return for_each_item(p, key, value, add_bit, &c);
+}
+
+static int add_offset(struct parser *p, const char *key, const char *item, void *ud)
+{
+	struct gb_policy_entry *e = ud;
+	unsigned int lo, hi;
+	char buf[64], *dash;
+
+	snprintf(buf, sizeof(buf), "%s", item);
+	dash = strchr(buf, '-');
+	if (dash)
+		*dash = '\0';
+	if (parse_uint(trim(buf), MAX_OFFSET, &lo) < 0 ||
+	    (dash && parse_uint(trim(dash + 1), MAX_OFFSET, &hi) < 0)) {
+		ERR(p, "'%s' in '%s' is not an offset or a range N-M (0-%d)", item, key, MAX_OFFSET);
+		return -EINVAL;
+	}
+	if (!dash)
+		hi = lo;
+	if (hi < lo) {
+		ERR(p, "range '%s' in '%s' runs backwards", item, key);
+		return -EINVAL;
+	}
+	for (unsigned int o = lo; o <= hi; o++) {
+		unsigned int *n;
+
+		for (size_t i = 0; i < e->n_offsets; i++)
+			if (e->offsets[i] == o) {
+				ERR(p, "offset %u is listed twice in '%s'", o, key);
+				return -EINVAL;
+			}
+		n = realloc(e->offsets, (e->n_offsets + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		e->offsets = n;
+		e->offsets[e->n_offsets++] = o;
+	}
+	return 0;
+}
+
+/* Where a list of users or groups goes: users/groups or watch-users/watch-groups. */
+struct id_list {
+	unsigned int **ids;
+	size_t *n;
+	bool *any;
+};
+
+static int add_user(struct parser *p, const char *key, const char *item, void *ud)
+{
+	struct id_list *e = ud;
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	unsigned int id;
+	uid_t *n;
+
+	if (strcmp(item, "*") == 0) {
+		*e->any = true;
+		return 0;
+	}
+	if (parse_uint(item, UINT_MAX - 1, &id) < 0) {
+		if (getpwnam_r(item, &pw, buf, sizeof(buf), &res) != 0 || !res) {
+			ERR(p, "unknown user '%s'", item);
+			return -EINVAL;
+		}
+		id = res->pw_uid;
+	}
+	n = realloc(*e->ids, (*e->n + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	*e->ids = n;
+	(*e->ids)[(*e->n)++] = id;
+	return 0;
+}
+
+static int add_group(struct parser *p, const char *key, const char *item, void *ud)
+{
+	struct id_list *e = ud;
+	struct group gr, *res = NULL;
+	char buf[8192];
+	unsigned int id;
+	gid_t *n;
+
+	if (parse_uint(item, UINT_MAX - 1, &id) < 0) {
+		if (getgrnam_r(item, &gr, buf, sizeof(buf), &res) != 0 || !res) {
+			ERR(p, "unknown group '%s'", item);
+			return -EINVAL;
+		}
+		id = res->gr_gid;
+	}
+	n = realloc(*e->ids, (*e->n + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	*e->ids = n;
+	(*e->ids)[(*e->n)++] = id;
+	return 0;
+}
+
+enum {
+	K_CHIP, K_OFFSET, K_OFFSETS, K_LINE_NAME, K_USERS, K_GROUPS, K_DIRECTIONS,
+	K_DIRECTION_MAY_CHANGE, K_EDGES, K_BIAS, K_DRIVE, K_PERSISTENT, K_LABEL_PREFIX,
+	K_SAFE_STATE, K_INITIAL_VALUE, K_ROOT_BYPASS, K_WATCH_USERS, K_WATCH_GROUPS,
+	K_MAX_WATCHERS,
+};
+
+static const struct {
+	const char *name;
+	int id;
+	unsigned int sections; /* 1: line, 2: group, 4: broker */
+} keys[] = {
+	{ "chip", K_CHIP, 3 },
+	{ "offset", K_OFFSET, 1 },
+	{ "offsets", K_OFFSETS, 2 },
+	{ "line-name", K_LINE_NAME, 1 },
+	{ "users", K_USERS, 3 },
+	{ "groups", K_GROUPS, 3 },
+	{ "directions", K_DIRECTIONS, 3 },
+	{ "direction-may-change", K_DIRECTION_MAY_CHANGE, 3 },
+	{ "edges", K_EDGES, 3 },
+	{ "bias", K_BIAS, 3 },
+	{ "drive", K_DRIVE, 3 },
+	{ "persistent", K_PERSISTENT, 3 },
+	{ "label-prefix", K_LABEL_PREFIX, 3 },
+	{ "safe-state", K_SAFE_STATE, 3 },
+	{ "initial-value", K_INITIAL_VALUE, 3 },
+	{ "root-bypass", K_ROOT_BYPASS, 4 },
+	{ "watch-users", K_WATCH_USERS, 3 },
+	{ "watch-groups", K_WATCH_GROUPS, 3 },
+	{ "max-watchers", K_MAX_WATCHERS, 3 },
+};
+
+static int set_key(struct parser *p, const char *key, char *value)
+{
+	struct gb_policy_entry *e = &p->cur;
+	unsigned int where = p->section == SEC_BROKER ? 4 : e->group ? 2 : 1;
+	int id = -1, r = 0;
+	unsigned int v;
+	bool b;
+
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		if (strcmp(keys[i].name, key) == 0) {
+			if (!(keys[i].sections & where)) {
+				ERR(p, "'%s' does not belong in a [%s] section", key,
+				    where == 4 ? "broker" : where == 2 ? "group" : "line");
+				return -EINVAL;
+			}
+			id = keys[i].id;
+		}
+	if (id < 0) {
+		ERR(p, "unknown key '%s'", key);
+		return -EINVAL;
+	}
+	if (p->seen & (1ul << id)) {
+		ERR(p, "'%s' given twice in this section", key);
+		return -EINVAL;
+	}
+	p->seen |= 1ul << id;
+	if (!*value) {
+		ERR(p, "'%s' has no value", key);
+		return -EINVAL;
+	}
+
+	switch (id) {
+	case K_CHIP:
+		e->chip = strdup(value);
+		break;
+	case K_LINE_NAME:
+		e->line_name = strdup(value);
+		break;
+	case K_OFFSET:
+		if (parse_uint(value, MAX_OFFSET, &v) < 0) {
+			ERR(p, "'offset' must be a number 0-%d, not '%s'", MAX_OFFSET, value);
+			return -EINVAL;
+		}
+		return add_offset(p, key, value, e);
+	case K_OFFSETS:
+		return for_each_item(p, key, value, add_offset, e);
+	case K_USERS:
+		return for_each_item(p, key, value, add_user,
+				     &(struct id_list){ &e->uids, &e->n_uids, &e->any_user });
+	case K_GROUPS:
+		return for_each_item(p, key, value, add_group,
+				     &(struct id_list){ &e->gids, &e->n_gids, NULL });
+	case K_WATCH_USERS:
+		return for_each_item(p, key, value, add_user,
+				     &(struct id_list){ &e->watch_uids, &e->n_watch_uids,
+							&e->watch_any_user });
+	case K_WATCH_GROUPS:
+		return for_each_item(p, key, value, add_group,
+				     &(struct id_list){ &e->watch_gids, &e->n_watch_gids, NULL });
+	case K_MAX_WATCHERS:
+		if (parse_uint(value, GB_MAX_MAX_WATCHERS, &v) < 0 || v == 0) {
+			ERR(p, "'max-watchers' must be a number 1-%d, not '%s'", GB_MAX_MAX_WATCHERS,
+			    value);
+			return -EINVAL;
+		}
+		e->max_watchers = v;
+		break;
+	case K_DIRECTIONS:
+		return parse_bits(p, key, value, directions, ELEMENTSOF(directions), &e->directions);
+	case K_EDGES:
+		r = parse_bits(p, key, value, edges, ELEMENTSOF(edges), &e->edges);
+		e->edges |= GB_BIT(GPIOD_LINE_EDGE_NONE);
+		return r;
+	case K_BIAS:
+		r = parse_bits(p, key, value, biases, ELEMENTSOF(biases), &e->biases);
+		e->biases |= GB_BIT(GPIOD_LINE_BIAS_AS_IS);
+		return r;
+	case K_DRIVE:
+		r = parse_bits(p, key, value, drives, ELEMENTSOF(drives), &e->drives);
+		e->drives |= GB_BIT(GPIOD_LINE_DRIVE_PUSH_PULL);
+		return r;
+	case K_DIRECTION_MAY_CHANGE:
+		return parse_bool(p, key, value, &e->direction_may_change);
+	case K_PERSISTENT:
+		return parse_bool(p, key, value, &e->persistent);
+	case K_ROOT_BYPASS:
+		r = parse_bool(p, key, value, &b);
+		if (r >= 0)
+			p->policy->root_bypass = b;
+		return r;
+	case K_LABEL_PREFIX:
+		if (strlen(value) > MAX_LABEL) {
+			ERR(p, "'label-prefix' is longer than a label may be (%d)", MAX_LABEL);
+			return -EINVAL;
+		}
+		for (const char *c = value; *c; c++)
+			if (*c < 0x21 || *c > 0x7e) {
+				ERR(p, "'label-prefix' must be printable ASCII without spaces");
+				return -EINVAL;
+			}
+		e->label_prefix = strdup(value);
+		break;
+	case K_SAFE_STATE:
+		for (int s = GB_SAFE_AS_IS; s <= GB_SAFE_OUTPUT_HIGH; s++)
+			if (strcmp(value, gb_safe_state_name(s)) == 0) {
+				e->safe_state = s;
+				return 0;
+			}
+		ERR(p, "'safe-state' must be as-is, input, output-low or output-high, not '%s'", value);
+		return -EINVAL;
+	case K_INITIAL_VALUE:
+		if (strcmp(value, "0") && strcmp(value, "1")) {
+			ERR(p, "'initial-value' must be 0 or 1, not '%s'", value);
+			return -EINVAL;
+		}
+		e->initial_value = value[0] - '0';
+		break;
+	}
+	return r;
+}
+
+static bool valid_name(const char *s)
+{
+	if (!isalpha((unsigned char)*s))
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("-_.", *s))
+			return false;
+	return true;
+}
+
+/* A section ends: check it as a whole, then keep or drop it. */
+static int end_section(struct parser *p)
+{
+	struct gb_policy_entry *e = &p->cur;
+	unsigned int line = p->line;
+	int before = p->n_errors;
+	bool out, in;
+
+	if (p->section != SEC_ENTRY)
+		goto done;
+	/* Errors about the section as a whole point at its header. */
+	p->line = e->lineno;
+	out = e->directions & GB_BIT(GPIOD_LINE_DIRECTION_OUTPUT);
+	in = e->directions & GB_BIT(GPIOD_LINE_DIRECTION_INPUT);
+	if (!e->group) {
+		if (e->line_name && (e->chip || e->n_offsets))
+			ERR(p, "[line %s]: give either line-name or chip and offset, not both", e->name);
+		else if (!e->line_name && !(e->chip && e->n_offsets))
+			ERR(p, "[line %s]: which line? give line-name, or chip and offset", e->name);
+	} else if (!e->chip || !e->n_offsets) {
+		ERR(p, "[group %s]: needs chip and offsets", e->name);
+	}
+	if (!e->directions)
+		ERR(p, "[%s %s]: 'directions' is required (input, output or both)",
+		    e->group ? "group" : "line", e->name);
+	if (!e->n_uids && !e->n_gids && !e->any_user)
+		ERR(p, "[%s %s]: nobody may use it; add 'users' or 'groups'",
+		    e->group ? "group" : "line", e->name);
+	if (e->direction_may_change && !(in && out))
+		ERR(p, "[%s %s]: direction-may-change = yes needs directions = input, output",
+		    e->group ? "group" : "line", e->name);
+	if ((e->edges & ~GB_BIT(GPIOD_LINE_EDGE_NONE)) && !in)
+		ERR(p, "[%s %s]: edge detection needs input in 'directions'",
+		    e->group ? "group" : "line", e->name);
+	if ((e->drives & ~GB_BIT(GPIOD_LINE_DRIVE_PUSH_PULL)) && !out)
+		ERR(p, "[%s %s]: 'drive' needs output in 'directions'", e->group ? "group" : "line",
+		    e->name);
+	if (e->max_watchers && !e->n_watch_uids && !e->n_watch_gids && !e->watch_any_user)
+		ERR(p, "[%s %s]: 'max-watchers' without 'watch-users' or 'watch-groups'",
+		    e->group ? "group" : "line", e->name);
+	if ((e->n_watch_uids || e->n_watch_gids || e->watch_any_user) && !in)
+		ERR(p, "[%s %s]: watching needs input in 'directions'",
+		    e->group ? "group" : "line", e->name);
+	if (e->initial_value >= 0 && !out)
+		ERR(p, "[%s %s]: 'initial-value' needs output in 'directions'",
+		    e->group ? "group" : "line", e->name);
+	p->line = line;
+
+	if (p->n_errors == before) {
+		struct gb_policy_entry *n = realloc(p->policy->entries,
+						    (p->policy->n_entries + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->policy->entries = n;
+		n[p->policy->n_entries++] = *e;
+		memset(e, 0, sizeof(*e));
+	}
+done:
+	gb_policy_entry_clear(e);
+	memset(e, 0, sizeof(*e));
+	p->section = SEC_NONE;
+	p->seen = 0;
+	return 0;
+}
+
+static int begin_section(struct parser *p, char *hdr)
+{
+	char *close = strchr(hdr, ']'), *kind, *name;
+
+	if (!close || trim(close + 1)[0]) {
+		ERR(p, "a section header is '[line NAME]', '[group NAME]' or '[broker]'");
+		return -EINVAL;
+	}
+	*close = '\0';
+	kind = trim(hdr + 1);
+	name = kind + strcspn(kind, " \t");
+	if (*name)
+		*name++ = '\0';
+	name = trim(name);
+
+	if (strcmp(kind, "broker") == 0) {
+		if (*name) {
+			ERR(p, "[broker] takes no name");
+			return -EINVAL;
+		}
+		if (p->broker_seen) {
+			ERR(p, "[broker] given twice");
+			return -EINVAL;
+		}
+		p->broker_seen = true;
+		p->section = SEC_BROKER;
+		return 0;
+	}
+	if (strcmp(kind, "line") != 0 && strcmp(kind, "group") != 0) {
+		ERR(p, "unknown section kind '%s' (line, group or broker)", kind);
+		return -EINVAL;
+	}
+	if (!valid_name(name)) {
+		ERR(p, "'%s' is not a valid %s name (a letter, then letters, digits, '-', '_', '.')",
+		    name, kind);
+		return -EINVAL;
+	}
+	p->section = SEC_ENTRY;
+	p->cur.group = strcmp(kind, "group") == 0;
+	p->cur.name = strdup(name);
+	p->cur.file = strdup(p->file);
+	p->cur.lineno = p->line;
+	p->cur.initial_value = -1;
+	p->cur.edges = GB_BIT(GPIOD_LINE_EDGE_NONE);
+	p->cur.biases = GB_BIT(GPIOD_LINE_BIAS_AS_IS);
+	p->cur.drives = GB_BIT(GPIOD_LINE_DRIVE_PUSH_PULL);
+	return p->cur.name && p->cur.file ? 0 : -ENOMEM;
+}
+
+int gb_policy_parse(struct gb_policy *policy, const char *name, const char *text, size_t len,
+		    char **errors)
+{
+	struct parser p = { .policy = policy, .file = name, .errors = errors };
+	_cleanup_free_ char *copy = malloc(len + 1);
+	char *save = NULL;
+	int r = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	if (memchr(text, '\0', len)) {
+		gb_policy_add_error(errors, name, 0, "contains a NUL byte; not a text file");
+		return 1;
+	}
+
+	/* Walk lines by hand: strtok would skip empty lines and break the numbering. */
+	for (char *s = copy; s && r >= 0; s = save) {
+		char *nl = strchr(s, '\n'), *l, *eq;
+
+		save = nl ? nl + 1 : NULL;
+		if (nl)
+			*nl = '\0';
+		p.line++;
+		l = trim(s);
+		if (!*l || *l == '#' || *l == ';')
+			continue;
+		if (*l == '[') {
+			r = end_section(&p);
+			if (r >= 0)
+				r = begin_section(&p, l);
+			if (r == -EINVAL) {
+				r = 0;
+				p.section = SEC_NONE;
+				gb_policy_entry_clear(&p.cur);
+				memset(&p.cur, 0, sizeof(p.cur));
+				p.section = -1; /* skip keys until the next valid header */
+			}
+			continue;
+		}
+		eq = strchr(l, '=');
+		if (!eq) {
+			ERR(&p, "expected 'key = value' or a [section]");
+			continue;
+		}
+		*eq = '\0';
+		if ((int)p.section == -1)
+			continue; /* inside a section whose header was wrong: already reported */
+		if (p.section == SEC_NONE) {
+			ERR(&p, "'%s' outside any section", trim(l));
+			continue;
+		}
+		r = set_key(&p, trim(l), trim(eq + 1));
+		if (r == -EINVAL)
+			r = 0;
+	}
+	if (r >= 0 && (int)p.section != -1) {
+		p.line++;
+		r = end_section(&p);
+	}
+	gb_policy_entry_clear(&p.cur);
+	return r < 0 ? r : p.n_errors;
+}
+

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Integrator policy: the model, and answering "may this caller do this with this
+ * line?". Parsing is in policy-parse.c.
+ */
+#include "policy.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+
+/* --- model ------------------------------------------------------------------- */
+
+struct gb_policy *gb_policy_new(void)
+{
+	struct gb_policy *p = calloc(1, sizeof(*p));
+
+	if (p)
+		p->root_bypass = true;
+	return p;
+}
+
+void gb_policy_entry_clear(struct gb_policy_entry *e)
+{
+	free(e->file);
+	free(e->name);
+	free(e->line_name);
+	free(e->chip);
+	free(e->offsets);
+	free(e->uids);
+	free(e->gids);
+	free(e->watch_uids);
+	free(e->watch_gids);
+	free(e->label_prefix);
+}
+
+void gb_policy_free(struct gb_policy *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n_entries; i++)
+		gb_policy_entry_clear(&p->entries[i]);
+	free(p->entries);
+	free(p);
+}
+
+const char *gb_safe_state_name(enum gb_safe_state s)
+{
+	static const char *const names[] = { "as-is", "input", "output-low", "output-high" };
+
+	return s < ELEMENTSOF(names) ? names[s] : "unknown";
+}
+
+bool gb_safe_state_config(enum gb_safe_state s, struct gb_line_config *c)
+{
+	if (s == GB_SAFE_AS_IS)
+		return false;
+	c->edge = GPIOD_LINE_EDGE_NONE;
+	c->debounce_us = 0;
+	c->active_low = false;
+	if (s == GB_SAFE_INPUT) {
+		c->direction = GPIOD_LINE_DIRECTION_INPUT;
+		c->drive = GPIOD_LINE_DRIVE_PUSH_PULL;
+	} else {
+		c->direction = GPIOD_LINE_DIRECTION_OUTPUT;
+		c->value = s == GB_SAFE_OUTPUT_HIGH;
+	}
+	return true;
+}
+
+void gb_policy_entry_describe(const struct gb_policy_entry *e, char *buf, size_t size)
+{
+	snprintf(buf, size, "[%s %s] (%s:%u)", e->group ? "group" : "line", e->name, e->file,
+		 e->lineno);
+}
+
+/* --- evaluation -------------------------------------------------------------- */
+
+static bool entry_covers(const struct gb_policy_entry *e, const struct gb_line_ident *l)
+{
+	if (e->line_name)
+		return l->line_name && strcmp(e->line_name, l->line_name) == 0;
+	if (fnmatch(e->chip, l->chip_name, 0) != 0 &&
+	    (!l->chip_label || fnmatch(e->chip, l->chip_label, 0) != 0))
+		return false;
+	for (size_t i = 0; i < e->n_offsets; i++)
+		if (e->offsets[i] == l->offset)
+			return true;
+	return false;
+}
+
+const struct gb_policy_entry *gb_policy_match(const struct gb_policy *p,
+					      const struct gb_line_ident *l,
+					      char *ambiguous, size_t size)
+{
+	const struct gb_policy_entry *found = NULL;
+
+	if (ambiguous && size)
+		ambiguous[0] = '\0';
+	for (size_t i = 0; i < p->n_entries; i++) {
+		if (!entry_covers(&p->entries[i], l))
+			continue;
+		if (found) {
+			char a[300], b[300];
+
+			gb_policy_entry_describe(found, a, sizeof(a));
+			gb_policy_entry_describe(&p->entries[i], b, sizeof(b));
+			if (ambiguous)
+				snprintf(ambiguous, size,
+					 "policy error: %s:%u is covered by both %s and %s; "
+					 "the line is unusable until the policy is fixed",
+					 l->chip_name, l->offset, a, b);
+			return NULL;
+		}
+		found = &p->entries[i];
+	}
+	return found;
+}
+
+const struct gb_policy_entry *gb_policy_find_alias(const struct gb_policy *p, const char *alias)
+{
+	for (size_t i = 0; i < p->n_entries; i++)
+		if (!p->entries[i].group && strcmp(p->entries[i].name, alias) == 0)
+			return &p->entries[i];
+	return NULL;
+}
+
+bool gb_policy_entry_allows_caller(const struct gb_policy_entry *e, const struct gb_caller *c)
+{
+	if (e->any_user)
+		return true;
+	for (size_t i = 0; i < e->n_uids; i++)
+		if (e->uids[i] == c->uid)
+			return true;
+	for (size_t i = 0; i < e->n_gids; i++) {
+		if (e->gids[i] == c->gid)
+			return true;
+		for (size_t j = 0; j < c->n_groups; j++)
+			if (e->gids[i] == c->groups[j])
+				return true;
+	}
+	return false;
+}
+
+/* The entry a caller may use for a line, or -EACCES with why not. */
+static int entry_for(const struct gb_policy *p, const struct gb_line_ident *l,
+		     const struct gb_caller *c, const struct gb_policy_entry **ret,
+		     char *reason, size_t size)
+{
+	const struct gb_policy_entry *e;
+	char where[300];
+
+	e = gb_policy_match(p, l, reason, size);
+	if (!e) {
+		if (!reason[0])
+			snprintf(reason, size,
+				 "no policy entry covers %s:%u%s%s%s; an integrator must add one "
+				 "(see gpiod-broker.policy(5))", l->chip_name, l->offset,
+				 l->line_name && *l->line_name ? " (\"" : "",
+				 l->line_name && *l->line_name ? l->line_name : "",
+				 l->line_name && *l->line_name ? "\")" : "");
+		return -EACCES;
+	}
+	if (!gb_policy_entry_allows_caller(e, c)) {
+		gb_policy_entry_describe(e, where, sizeof(where));
+		snprintf(reason, size, "uid %u is not among the users or groups of %s",
+			 (unsigned)c->uid, where);
+		return -EACCES;
+	}
+	*ret = e;
+	return 0;
+}
+
+/* Settings within what the entry allows. */
+static int check_settings(const struct gb_policy_entry *e, const struct gb_line_config *cfg,
+			  char *reason, size_t size)
+{
+	char where[300];
+
+	gb_policy_entry_describe(e, where, sizeof(where));
+	if (cfg->direction != GPIOD_LINE_DIRECTION_AS_IS && !(e->directions & GB_BIT(cfg->direction))) {
+		snprintf(reason, size, "direction %s is not allowed by %s (directions = %s)",
+			 gb_direction_name(cfg->direction), where,
+			 e->directions & GB_BIT(GPIOD_LINE_DIRECTION_INPUT) ? "input" : "output");
+		return -EACCES;
+	}
+	if (!(e->edges & GB_BIT(cfg->edge))) {
+		snprintf(reason, size, "edge detection '%s' is not allowed by %s (see 'edges')",
+			 gb_edge_name(cfg->edge), where);
+		return -EACCES;
+	}
+	if (!(e->biases & GB_BIT(cfg->bias))) {
+		snprintf(reason, size, "bias '%s' is not allowed by %s (see 'bias')",
+			 gb_bias_name(cfg->bias), where);
+		return -EACCES;
+	}
+	if (!(e->drives & GB_BIT(cfg->drive))) {
+		snprintf(reason, size, "drive '%s' is not allowed by %s (see 'drive')",
+			 gb_drive_name(cfg->drive), where);
+		return -EACCES;
+	}
+	return 0;
+}
+
+static bool root_bypass(const struct gb_policy *p, const struct gb_caller *c)
+{
+	return c->uid == 0 && p->root_bypass;
+}
+
+int gb_policy_check_request(const struct gb_policy *p, const struct gb_line_ident *l,
+			    const struct gb_caller *c, const struct gb_line_config *cfg,
+			    bool persistent, const char *label, char *reason, size_t size)
+{
+	const struct gb_policy_entry *e;
+	char where[300];
+	int r;
+
+	reason[0] = '\0';
+	if (root_bypass(p, c))
+		return 0;
+	r = entry_for(p, l, c, &e, reason, size);
+	if (r < 0)
+		return r;
+	gb_policy_entry_describe(e, where, sizeof(where));
+	if (persistent && !e->persistent) {
+		snprintf(reason, size, "persistent requests are not allowed by %s (persistent = no)", where);
+		return -EACCES;
+	}
+	if (e->label_prefix && strncmp(label, e->label_prefix, strlen(e->label_prefix)) != 0) {
+		snprintf(reason, size, "the label must start with '%s' (label-prefix of %s)",
+			 e->label_prefix, where);
+		return -EACCES;
+	}
+	return check_settings(e, cfg, reason, size);
+}
+
+int gb_policy_check_reconfigure(const struct gb_policy *p, const struct gb_line_ident *l,
+				const struct gb_caller *c, const struct gb_line_config *old,
+				const struct gb_line_config *new, char *reason, size_t size)
+{
+	const struct gb_policy_entry *e;
+	char where[300];
+	int r;
+
+	reason[0] = '\0';
+	if (root_bypass(p, c))
+		return 0;
+	r = entry_for(p, l, c, &e, reason, size);
+	if (r < 0)
+		return r;
+	if (new->direction != old->direction && !e->direction_may_change) {
+		gb_policy_entry_describe(e, where, sizeof(where));
+		snprintf(reason, size, "the direction may not change: %s has direction-may-change = no",
+			 where);
+		return -EACCES;
+	}
+	return check_settings(e, new, reason, size);
+}
+
+static bool id_in(const unsigned int *ids, size_t n, unsigned int id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+int gb_policy_check_watch(const struct gb_policy *p, const struct gb_line_ident *l,
+			  const struct gb_caller *c, unsigned int *max_watchers, char *reason,
+			  size_t size)
+{
+	const struct gb_policy_entry *e;
+	char where[300];
+	bool ok;
+
+	reason[0] = '\0';
+	e = gb_policy_match(p, l, reason, size);
+	*max_watchers = e && e->max_watchers ? e->max_watchers : GB_DEFAULT_MAX_WATCHERS;
+	if (root_bypass(p, c)) {
+		reason[0] = '\0';
+		return 0;
+	}
+	if (!e) {
+		if (!reason[0])
+			snprintf(reason, size,
+				 "no policy entry covers %s:%u%s%s%s; an integrator must add one "
+				 "(see gpiod-broker.policy(5))", l->chip_name, l->offset,
+				 l->line_name && *l->line_name ? " (\"" : "",
+				 l->line_name && *l->line_name ? l->line_name : "",
+				 l->line_name && *l->line_name ? "\")" : "");
+		return -EACCES;
+	}
+	ok = e->watch_any_user || id_in(e->watch_uids, e->n_watch_uids, c->uid) ||
+	     id_in(e->watch_gids, e->n_watch_gids, c->gid);
+	for (size_t j = 0; !ok && j < c->n_groups; j++)
+		ok = id_in(e->watch_gids, e->n_watch_gids, c->groups[j]);
+	if (!ok) {
+		gb_policy_entry_describe(e, where, sizeof(where));
+		snprintf(reason, size, "uid %u is not among the watch-users or watch-groups of %s",
+			 (unsigned)c->uid, where);
+		return -EACCES;
+	}
+	return 0;
+}
+
+int gb_policy_check_use(const struct gb_policy *p, const struct gb_line_ident *l,
+			const struct gb_caller *c, char *reason, size_t size)
+{
+	const struct gb_policy_entry *e;
+
+	reason[0] = '\0';
+	if (root_bypass(p, c))
+		return 0;
+	return entry_for(p, l, c, &e, reason, size);
+}

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/**
+ * @file policy.h
+ * @brief Integrator policy: who may use which line, and how (the gpio_export model).
+ *
+ * Policy files (gpiod-broker.policy(5)) are parsed whole into a gb_policy; a file
+ * with any error is rejected with "file:line: message" and the policy in force
+ * stays. Evaluation is pure (no bus, no kernel), so it is unit-tested directly and
+ * against a reference model.
+ *
+ * Default: deny. A line no entry covers can be used by nobody but root (and root
+ * only while "root-bypass" is on, the default).
+ */
+#ifndef GB_POLICY_H
+#define GB_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "line-config.h"
+
+/* Bit sets over the libgpiod enums: bit (1 << enum value). */
+#define GB_BIT(v) (1u << (v))
+
+enum gb_safe_state {
+	GB_SAFE_AS_IS,
+	GB_SAFE_INPUT,
+	GB_SAFE_OUTPUT_LOW,
+	GB_SAFE_OUTPUT_HIGH,
+};
+
+struct gb_policy_entry {
+	char *file;             /* where it was defined, for messages */
+	unsigned int lineno;
+	bool group;             /* [group NAME] rather than [line ALIAS] */
+	char *name;             /* the alias (line) or group name */
+
+	/* which lines: a kernel line name, or a chip (name or label, fnmatch glob)
+	 * with offsets */
+	char *line_name;
+	char *chip;
+	unsigned int *offsets;
+	size_t n_offsets;
+
+	/* who: uids and gids (primary or supplementary); any_user for "users = *" */
+	uid_t *uids;
+	size_t n_uids;
+	gid_t *gids;
+	size_t n_gids;
+	bool any_user;
+
+	/* who may watch (read-only: value and edges, never own it); separate from
+	 * users/groups, which may request */
+	uid_t *watch_uids;
+	size_t n_watch_uids;
+	gid_t *watch_gids;
+	size_t n_watch_gids;
+	bool watch_any_user;
+	unsigned int max_watchers; /* 0: not given, GB_DEFAULT_MAX_WATCHERS */
+
+	/* what */
+	unsigned int directions; /* GB_BIT(GPIOD_LINE_DIRECTION_INPUT/OUTPUT) */
+	bool direction_may_change;
+	unsigned int edges;      /* GB_BIT(enum gpiod_line_edge); NONE always included */
+	unsigned int biases;     /* GB_BIT(enum gpiod_line_bias); AS_IS always included */
+	unsigned int drives;     /* GB_BIT(enum gpiod_line_drive); PUSH_PULL always included */
+	bool persistent;
+	char *label_prefix;
+
+	/* safety */
+	enum gb_safe_state safe_state;
+	int initial_value;       /* -1: none */
+};
+
+struct gb_policy {
+	struct gb_policy_entry *entries;
+	size_t n_entries;
+	bool root_bypass;
+};
+
+/** Who is calling, as the bus says. */
+struct gb_caller {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t n_groups;
+};
+
+/** A line as the kernel describes it. */
+struct gb_line_ident {
+	const char *chip_name;
+	const char *chip_label;
+	unsigned int offset;
+	const char *line_name; /* may be NULL or "" */
+};
+
+/** Watchers a line may have when its entry (or no entry, for root) does not say. */
+#define GB_DEFAULT_MAX_WATCHERS 16
+#define GB_MAX_MAX_WATCHERS     1024
+
+struct gb_policy *gb_policy_new(void);
+void gb_policy_free(struct gb_policy *p);
+/** Append "file:line: message" to @p errors (for the parser and the loader). */
+void gb_policy_add_error(char **errors, const char *file, unsigned int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/** Free what one entry holds (the parser drops a half-read one). */
+void gb_policy_entry_clear(struct gb_policy_entry *e);
+
+/**
+ * Parse one file's text into @p p (appending entries). @p name is used in messages.
+ * Errors are appended to @p errors (a growing string, "file:line: message\n"); returns
+ * the number of errors found (0 = fine), or -ENOMEM.
+ */
+int gb_policy_parse(struct gb_policy *p, const char *name, const char *text, size_t len,
+		    char **errors);
+
+/**
+ * Checks across all parsed entries: unique names, no line covered twice (as far as
+ * can be told without the hardware). Returns the number of errors appended.
+ */
+int gb_policy_finish(struct gb_policy *p, char **errors);
+
+/**
+ * Load every "*.conf" file of @p dir in name order. Files must be regular, owned by
+ * root and not writable by group or others. A missing directory is an empty policy.
+ * Cross-file checks (duplicate aliases, a line covered twice) are done here.
+ * Returns a policy, or NULL with *errors set.
+ */
+struct gb_policy *gb_policy_load(const char *dir, char **errors);
+
+/**
+ * The entry covering a line. NULL if none; NULL with *ambiguous set to a message
+ * when two entries cover it (a policy error: the line is unusable until fixed).
+ */
+const struct gb_policy_entry *gb_policy_match(const struct gb_policy *p,
+					      const struct gb_line_ident *l,
+					      char *ambiguous, size_t size);
+
+/** The entry whose alias is @p alias, or NULL. */
+const struct gb_policy_entry *gb_policy_find_alias(const struct gb_policy *p, const char *alias);
+
+/** Is the caller one of the entry's users/groups? */
+bool gb_policy_entry_allows_caller(const struct gb_policy_entry *e, const struct gb_caller *c);
+
+/**
+ * May @p c request line @p l with @p cfg (persistent or not, with @p label)?
+ * 0, or -EACCES with the reason (which rule is missing) in @p reason.
+ */
+int gb_policy_check_request(const struct gb_policy *p, const struct gb_line_ident *l,
+			    const struct gb_caller *c, const struct gb_line_config *cfg,
+			    bool persistent, const char *label, char *reason, size_t size);
+
+/** May @p c change the line from @p old to @p new (direction, edge, bias, drive)? */
+int gb_policy_check_reconfigure(const struct gb_policy *p, const struct gb_line_ident *l,
+				const struct gb_caller *c, const struct gb_line_config *old,
+				const struct gb_line_config *new, char *reason, size_t size);
+
+/** May @p c use the line at all (get, set, release)? */
+int gb_policy_check_use(const struct gb_policy *p, const struct gb_line_ident *l,
+			const struct gb_caller *c, char *reason, size_t size);
+
+/**
+ * May @p c watch line @p l (watch-users, watch-groups)? 0, or -EACCES with the
+ * missing rule in @p reason. *max_watchers gets the line's limit either way.
+ */
+int gb_policy_check_watch(const struct gb_policy *p, const struct gb_line_ident *l,
+			  const struct gb_caller *c, unsigned int *max_watchers, char *reason,
+			  size_t size);
+
+/** "[line door-lock] (/etc/gpiod-broker/policy.d/10-door.conf:3)" */
+void gb_policy_entry_describe(const struct gb_policy_entry *e, char *buf, size_t size);
+
+const char *gb_safe_state_name(enum gb_safe_state s);
+/**
+ * The settings that put a line in safe state @p s, written over @p c (no edges,
+ * no debounce, active-high; output at the level, or input). False for
+ * GB_SAFE_AS_IS, which leaves @p c alone: the line stays as it is.
+ */
+bool gb_safe_state_config(enum gb_safe_state s, struct gb_line_config *c);
+
+#endif
