@@ -126,7 +126,8 @@ done
 build() { # build NAME CONFIGURE-ARGS...: configure, make, make install into $tmp/NAME/dest
 	name=$1; shift
 	mkdir -p "$tmp/$name/build"
-	(cd "$tmp/$name/build" && "$top/configure" --quiet "$@" && $MAKE -j2 >/dev/null &&
+	# Not the outer make's flags and variables (check_PROGRAMS=..., a jobserver).
+	(unset MAKEFLAGS MFLAGS MAKELEVEL; cd "$tmp/$name/build" && "$top/configure" --quiet "$@" && $MAKE -j2 >/dev/null &&
 		$MAKE install DESTDIR="$tmp/$name/dest" >/dev/null) > "$tmp/$name/log" 2>&1
 }
 # Everything installed: files, symlinks and empty directories, as absolute paths.
