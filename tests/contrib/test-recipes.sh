@@ -183,6 +183,12 @@ if build yocto $yargs; then
 	done
 	check "Yocto: every FILES entry matches an installed file" test -z "$unused"
 	[ -z "$unused" ] || echo "# matching nothing:$unused"
+	nover=""
+	for m in "$tmp"/yocto/dest/usr/share/man/man*/*; do
+		head -n 1 "$m" | grep -q "\"gpiod-broker $version\"" || nover="$nover ${m##*/}"
+	done
+	check "installed man pages name version $version (from AC_INIT)" test -z "$nover"
+	[ -z "$nover" ] || echo "# without it:$nover"
 	unit=$(bbvar "$bb" 'SYSTEMD_SERVICE:${PN}' | sed "s/.*'daemon', '\([^']*\)'.*/\1/")
 	check "Yocto SYSTEMD_SERVICE $unit is installed" test -f "$tmp/yocto/dest/lib/systemd/system/$unit"
 	u=$(awk '$1 == "u" { print $2 }' "$top/systemd/gpiod-broker.sysusers")
