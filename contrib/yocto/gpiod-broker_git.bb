@@ -27,7 +27,8 @@ SRC_URI = "git://github.com/gpiod-broker/gpiod-broker.git;protocol=https;branch=
 # Pin a commit for a reproducible image.
 SRCREV ?= "${AUTOREV}"
 GPIOD_BROKER_VERSION = "0.1.0"
-PV = "${GPIOD_BROKER_VERSION}+git${SRCPV}"
+# Yocto 4.3 and later append the revision themselves; older ones need ${SRCPV}.
+PV = "${GPIOD_BROKER_VERSION}+git"
 S = "${WORKDIR}/git"
 
 inherit autotools pkgconfig systemd useradd features_check
