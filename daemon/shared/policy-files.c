@@ -146,16 +146,29 @@ struct gb_policy *gb_policy_load(const char *dir, char **errors)
 		gb_policy_free(p);
 		return NULL;
 	}
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
+	for (;;) {
+		size_t l;
 		char **nn;
+
+		/* A directory that cannot be read whole must not load as fewer rules. */
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno) {
+				gb_policy_add_error(errors, dir, 0, "cannot read policy directory: %s",
+						    strerror(errno));
+				nerr++;
+			}
+			break;
+		}
+		l = strlen(de->d_name);
 
 		if (de->d_name[0] == '.' || l < 6 || strcmp(de->d_name + l - 5, ".conf") != 0)
 			continue;
 		nn = realloc(names, (n + 1) * sizeof(*nn));
 		if (!nn || !(nn[n] = strdup(de->d_name))) {
-			free(nn ? nn : names);
-			names = NULL;
+			if (nn)
+				names = nn;
 			r = -ENOMEM;
 			break;
 		}
