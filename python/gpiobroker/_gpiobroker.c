@@ -42,6 +42,7 @@ typedef struct ChildObject {
 	void *handle;         /* NULL once released or closed */
 	PyObject *queue;      /* list of pending events (Request, Watch) */
 	PyObject *callback;   /* LineInfoWatch */
+	uint64_t dropped;     /* events not queued (queue full), counted in the next one */
 	int kind;
 } ChildObject;
 
@@ -144,13 +145,22 @@ static const char *type_name(enum gpiobroker_event_type t)
 	return "unknown";
 }
 
+#define EVENT_QUEUE_MAX 65536
+
 static void queue_event(ChildObject *c, const struct gpiobroker_event *ev)
 {
 	enum gpiobroker_event_type t = gpiobroker_event_get_type(ev);
 	bool level = t == GPIOBROKER_EVENT_EDGE || t == GPIOBROKER_EVENT_INITIAL_STATE;
 	const char *detail = gpiobroker_event_get_detail(ev);
-	PyObject *e = PyStructSequence_New(&EventType);
+	PyObject *e;
 
+	/* A program that never reads its events must not grow without bound: past
+	 * the cap they are lost, and counted as lost like any other. */
+	if (PyList_GET_SIZE(c->queue) >= EVENT_QUEUE_MAX) {
+		c->dropped++;
+		return;
+	}
+	e = PyStructSequence_New(&EventType);
 	if (!e) {
 		PyErr_WriteUnraisable((PyObject *)c);
 		return;
@@ -169,7 +179,8 @@ static void queue_event(ChildObject *c, const struct gpiobroker_event *ev)
 	PyStructSequence_SET_ITEM(e, 6, PyLong_FromUnsignedLongLong(gpiobroker_event_get_seqno(ev)));
 	PyStructSequence_SET_ITEM(e, 7, PyLong_FromUnsignedLongLong(gpiobroker_event_get_line_seqno(ev)));
 	PyStructSequence_SET_ITEM(e, 8, PyLong_FromUnsignedLongLong(gpiobroker_event_get_global_seqno(ev)));
-	PyStructSequence_SET_ITEM(e, 9, PyLong_FromUnsignedLongLong(gpiobroker_event_get_lost(ev)));
+	PyStructSequence_SET_ITEM(e, 9, PyLong_FromUnsignedLongLong(gpiobroker_event_get_lost(ev) + c->dropped));
+	c->dropped = 0;
 	PyStructSequence_SET_ITEM(e, 10, detail ? PyUnicode_FromString(detail) : Py_NewRef(Py_None));
 	if (PyErr_Occurred() || PyList_Append(c->queue, e) < 0)
 		PyErr_WriteUnraisable((PyObject *)c);
@@ -294,6 +305,7 @@ static ChildObject *child_new(PyTypeObject *type, BrokerObject *bo, int kind)
 	c->broker = (BrokerObject *)Py_NewRef(bo);
 	c->handle = NULL;
 	c->callback = NULL;
+	c->dropped = 0;
 	c->kind = kind;
 	c->queue = PyList_New(0);
 	c->prev = NULL;
