@@ -20,7 +20,7 @@
  * | sysfs "value" + poll()       | gpiobroker_watch() (read-only, not held) |
  * | devm_gpio_request()          | the default: a request lives no longer than its connection |
  *
- * Objects are opaque. @ref gpiobroker is one bus connection; @ref gpiobroker_request
+ * Objects are opaque. struct gpiobroker is one bus connection; struct gpiobroker_request
  * is a set of lines held through the broker, addressed by @em index (their position
  * in the request). Lines are named as the broker names them: a policy alias or line
  * name ("reset"), "CHIP:OFFSET" ("gpiochip0:3", or the chip's label), or the line's
@@ -45,7 +45,7 @@
  * | org.freedesktop.DBus.Error.ServiceUnknown, NameHasNoOwner | EHOSTDOWN (no broker on the bus) |
  * | anything else                              | what sd-bus maps it to, else EIO |
  *
- * Threads: a @ref gpiobroker and its requests must be used from one thread at a
+ * Threads: a struct gpiobroker and its requests must be used from one thread at a
  * time (like an sd_bus). Use one connection per thread if needed.
  *
  * Event loops: the connection is an sd-bus connection. Either attach it to an
