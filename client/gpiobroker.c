@@ -757,7 +757,8 @@ GB_EXPORT struct gpiobroker_request *gpiobroker_request_input(struct gpiobroker 
 	struct gpiobroker_line_settings s;
 
 	if ((unsigned int)edges > GPIOBROKER_EDGE_BOTH) {
-		errno = EINVAL;
+		/* Recorded, so no earlier broker error is mistaken for this one. */
+		errno = b ? -fail(b, NULL, -EINVAL) : EINVAL;
 		return NULL;
 	}
 	gpiobroker_line_settings_init(&s);
@@ -833,8 +834,10 @@ GB_EXPORT int gpiobroker_request_array_async(struct gpiobroker *b, size_t n,
 	sd_bus_message *m = NULL;
 	int r;
 
-	if (!b || !lines || !label || !handler || (flags & ~GPIOBROKER_REQUEST_PERSISTENT))
+	if (!b)
 		return -EINVAL;
+	if (!lines || !label || !handler || (flags & ~GPIOBROKER_REQUEST_PERSISTENT))
+		return fail(b, NULL, -EINVAL);
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return fail(b, NULL, -ENOMEM);
@@ -1589,7 +1592,7 @@ GB_EXPORT struct gpiobroker_line_info *gpiobroker_line_info_get(struct gpiobroke
 	int r;
 
 	if (!b || !line) {
-		errno = EINVAL;
+		errno = b ? -fail(b, NULL, -EINVAL) : EINVAL;
 		return NULL;
 	}
 	r = gpiobroker_find_line(b, line, &path, &chip, &offset);
@@ -1673,7 +1676,7 @@ gpiobroker_line_info_watch(struct gpiobroker *b, const char *line,
 	int r;
 
 	if (!b || !line || !handler) {
-		errno = EINVAL;
+		errno = b ? -fail(b, NULL, -EINVAL) : EINVAL;
 		return NULL;
 	}
 	w = calloc(1, sizeof(*w));

@@ -163,8 +163,13 @@ START_TEST(test_request_input)
 	struct gpiobroker_request *req;
 	struct edges e = { 0 };
 
+	/* After a broker error, a local one is not mistaken for it. */
+	ck_assert_ptr_null(gpiobroker_request_input(b, "no-such-line", "bell", GPIOBROKER_EDGE_BOTH));
+	ck_assert_str_eq(gpiobroker_last_error_name(b), GB_ERROR_NOT_FOUND);
 	ck_assert_ptr_null(gpiobroker_request_input(b, "doorbell", "bell", (enum gpiobroker_edge)9));
 	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_ptr_null(gpiobroker_last_error_name(b));
+	ck_assert_str_eq(gpiobroker_last_error_message(b), strerror(EINVAL));
 
 	req = gpiobroker_request_input(b, "doorbell", "bell", GPIOBROKER_EDGE_BOTH);
 	ck_assert_msg(req != NULL, "%s", gpiobroker_last_error_message(b));
