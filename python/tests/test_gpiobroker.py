@@ -321,6 +321,23 @@ class TestLifetimes(unittest.TestCase):
             req.release()
             self.assertFalse(used(a, "siren"))
 
+    def test_broker_gone(self):
+        global broker
+        b = connect_as(BOB)
+        try:
+            bell = b.request("doorbell", edge="both", label="bell")
+            self.assertEqual(bell.read_event(5 * slow()).type, "initial-state")
+            self.assertEqual(broker.stop(), 0)
+            ev = bell.read_event(10 * slow())
+            self.assertEqual(ev.type, "broker-gone")
+            with self.assertRaises(gpiobroker.BrokerUnavailableError) as cm:
+                b.request("spare", output=True)
+            self.assertIsInstance(cm.exception, ConnectionError)
+            self.assertEqual(cm.exception.errno, errno.EHOSTDOWN)
+        finally:
+            broker = BrokerProcess()
+            b.close()
+
 
 if __name__ == "__main__":
     unittest.main()
