@@ -12,7 +12,8 @@ import gpiozero  # noqa: E402
 from gpiozero import LED, Button, Device  # noqa: E402
 
 import gpiobroker  # noqa: E402
-from benchenv import ALICE, BrokerProcess, chip_name, pace, sim_pull, sim_value, slow, wait_until  # noqa: E402
+from benchenv import (ALICE, BrokerProcess, chip_name, pace, run_as, sim_pull, sim_value,  # noqa: E402
+                      slow, wait_until)
 
 broker = None
 
@@ -112,6 +113,32 @@ class TestPinFactory(unittest.TestCase):
             self.assertTrue(button.wait_for_press(timeout=5 * slow()))
             t.join()
             sim_pull(1, False)
+
+    def test_unprivileged_program_with_the_environment_variable(self):
+        # What a user runs: GPIOZERO_PIN_FACTORY=gpiobroker in the environment.
+        import subprocess
+        script = ("import sys\n"
+                  "from gpiozero import LED\n"
+                  "led = LED('porch-light')\n"
+                  "led.on()\n"
+                  "print(type(led.pin_factory).__name__, flush=True)\n"
+                  "sys.stdin.readline()\n")
+        p = run_as(ALICE, ["-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                   text=True, env=dict(os.environ, GPIOZERO_PIN_FACTORY="gpiobroker"))
+        try:
+            self.assertEqual(p.stdout.readline().strip(), "GpiobrokerFactory")
+            self.assertEqual(sim_value(0), 1)
+            with gpiobroker.Broker() as b:
+                self.assertEqual(b.line_info("porch-light")["request_label"], "gpiozero")
+            p.stdin.write("\n")
+            p.stdin.flush()
+            self.assertEqual(p.wait(timeout=10 * slow()), 0)
+        finally:
+            if p.poll() is None:
+                p.kill()
+            p.stdin.close()
+            p.stdout.close()
+        self.assertTrue(wait_until(lambda: not used("porch-light")))
 
 
 if __name__ == "__main__":
