@@ -19,8 +19,11 @@
 
 #define GB_EXPORT __attribute__((visibility("default")))
 
+struct pending_request;
+
 struct gpiobroker {
 	sd_bus *bus;
+	struct pending_request *pending; /* gpiobroker_request_array_async() calls in flight */
 	sd_bus_slot *signal_slot;
 	sd_bus_slot *owner_slot;
 	sd_bus_slot *watch_slot;
@@ -460,6 +463,7 @@ GB_EXPORT struct gpiobroker *gpiobroker_open_bus(struct sd_bus *bus)
 }
 
 static void request_free_handle(struct gpiobroker_request *req);
+static void cancel_pending(struct gpiobroker *b);
 
 GB_EXPORT void gpiobroker_close(struct gpiobroker *b)
 {
@@ -467,6 +471,7 @@ GB_EXPORT void gpiobroker_close(struct gpiobroker *b)
 		return;
 	while (b->requests)
 		request_free_handle(b->requests);
+	cancel_pending(b);
 	sd_bus_slot_unref(b->signal_slot);
 	sd_bus_slot_unref(b->owner_slot);
 	sd_bus_slot_unref(b->watch_slot);
@@ -645,21 +650,15 @@ static struct gpiobroker_request *new_handle(struct gpiobroker *b, const char *p
 	return req;
 }
 
-GB_EXPORT struct gpiobroker_request *
-gpiobroker_request_array(struct gpiobroker *b, size_t n, const char *const lines[],
-			 const struct gpiobroker_line_settings settings[], const char *label,
-			 unsigned int flags)
+/* Manager.Request's message for gpiobroker_request_array() and its async form. */
+static int new_request_message(struct gpiobroker *b, sd_bus_message **out, size_t n,
+			       const char *const lines[],
+			       const struct gpiobroker_line_settings settings[], const char *label,
+			       unsigned int flags)
 {
-	sd_bus_error e = SD_BUS_ERROR_NULL;
-	sd_bus_message *m = NULL, *reply = NULL;
-	struct gpiobroker_request *req = NULL;
-	const char *path;
+	sd_bus_message *m = NULL;
 	int r;
 
-	if (!b || !lines || !label || (flags & ~GPIOBROKER_REQUEST_PERSISTENT)) {
-		errno = EINVAL;
-		return NULL;
-	}
 	/* n == 0 goes to the broker, which answers InvalidArgs with a message. */
 	r = sd_bus_message_new_method_call(b->bus, &m, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request");
 	if (r >= 0)
@@ -681,27 +680,184 @@ gpiobroker_request_array(struct gpiobroker *b, size_t n, const char *const lines
 		r = sd_bus_message_append(m, "a{sv}", 1, "persistent", "b", 1);
 	else if (r >= 0)
 		r = sd_bus_message_append(m, "a{sv}", 0);
+	if (r < 0) {
+		sd_bus_message_unref(m);
+		return r;
+	}
+	*out = m;
+	return 0;
+}
+
+/* The broker answered Request with @reply: make the handle (NULL, errno set). */
+static struct gpiobroker_request *request_from_reply(struct gpiobroker *b, sd_bus_message *reply)
+{
+	struct gpiobroker_request *req;
+	const char *path;
+	int r = sd_bus_message_read(reply, "o", &path);
+
+	if (r < 0) {
+		errno = -fail(b, NULL, r);
+		return NULL;
+	}
+	req = new_handle(b, path, true);
+	if (req)
+		clear_error(b);
+	else if (errno != ENOMEM) {
+		/* Held but unusable (e.g. the broker vanished): do not leak the lines. */
+		int saved = errno;
+
+		sd_bus_call_method(b->bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", NULL, NULL, "");
+		errno = saved;
+	}
+	return req;
+}
+
+GB_EXPORT struct gpiobroker_request *
+gpiobroker_request_array(struct gpiobroker *b, size_t n, const char *const lines[],
+			 const struct gpiobroker_line_settings settings[], const char *label,
+			 unsigned int flags)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *m = NULL, *reply = NULL;
+	struct gpiobroker_request *req = NULL;
+	int r;
+
+	if (!b || !lines || !label || (flags & ~GPIOBROKER_REQUEST_PERSISTENT)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = new_request_message(b, &m, n, lines, settings, label, flags);
 	if (r >= 0)
 		r = sd_bus_call(b->bus, m, 0, &e, &reply);
-	if (r >= 0)
-		r = sd_bus_message_read(reply, "o", &path);
-	if (r < 0) {
+	if (r < 0)
 		errno = -fail(b, &e, r);
-	} else {
-		req = new_handle(b, path, true);
-		if (req)
-			clear_error(b);
-		else if (errno != ENOMEM) {
-			/* Held but unusable (e.g. the broker vanished): do not leak the lines. */
-			int saved = errno;
-
-			sd_bus_call_method(b->bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", NULL, NULL, "");
-			errno = saved;
-		}
-	}
+	else
+		req = request_from_reply(b, reply);
 	sd_bus_message_unref(m);
 	sd_bus_message_unref(reply);
 	return req;
+}
+
+GB_EXPORT struct gpiobroker_request *gpiobroker_request_output(struct gpiobroker *b,
+							       const char *line, const char *label,
+							       int value)
+{
+	struct gpiobroker_line_settings s;
+
+	gpiobroker_line_settings_init(&s);
+	s.direction = GPIOBROKER_DIRECTION_OUTPUT;
+	s.value = value ? 1 : 0;
+	return gpiobroker_request_array(b, 1, &line, &s, label, 0);
+}
+
+GB_EXPORT struct gpiobroker_request *gpiobroker_request_input(struct gpiobroker *b,
+							      const char *line, const char *label,
+							      enum gpiobroker_edge edges)
+{
+	struct gpiobroker_line_settings s;
+
+	if ((unsigned int)edges > GPIOBROKER_EDGE_BOTH) {
+		/* Recorded, so no earlier broker error is mistaken for this one. */
+		errno = b ? -fail(b, NULL, -EINVAL) : EINVAL;
+		return NULL;
+	}
+	gpiobroker_line_settings_init(&s);
+	s.direction = GPIOBROKER_DIRECTION_INPUT;
+	s.edge = edges;
+	return gpiobroker_request_array(b, 1, &line, &s, label, 0);
+}
+
+/* An asynchronous Request in flight: cancelled (slot unref'ed, handler never run)
+ * when the connection closes first. */
+struct pending_request {
+	struct gpiobroker *b;
+	struct pending_request *next;
+	sd_bus_slot *slot;
+	gpiobroker_request_handler handler;
+	void *userdata;
+};
+
+static void pending_unlink(struct pending_request *p)
+{
+	for (struct pending_request **pp = &p->b->pending; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+}
+
+static int on_request_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct pending_request *p = userdata;
+	struct gpiobroker *b = p->b;
+	struct gpiobroker_request *req = NULL;
+	gpiobroker_request_handler handler = p->handler;
+	void *ud = p->userdata;
+	int err = 0;
+
+	/* Done with the slot before the handler runs: it may close the connection. */
+	pending_unlink(p);
+	sd_bus_slot_unref(p->slot);
+	free(p);
+	if (sd_bus_message_is_method_error(reply, NULL)) {
+		sd_bus_error e = SD_BUS_ERROR_NULL;
+
+		sd_bus_error_copy(&e, sd_bus_message_get_error(reply));
+		err = fail(b, &e, -EIO);
+	} else {
+		req = request_from_reply(b, reply);
+		if (!req)
+			err = -errno;
+	}
+	handler(b, req, err, ud);
+	return 0;
+}
+
+static void cancel_pending(struct gpiobroker *b)
+{
+	while (b->pending) {
+		struct pending_request *p = b->pending;
+
+		b->pending = p->next;
+		sd_bus_slot_unref(p->slot);
+		free(p);
+	}
+}
+
+GB_EXPORT int gpiobroker_request_array_async(struct gpiobroker *b, size_t n,
+					     const char *const lines[],
+					     const struct gpiobroker_line_settings settings[],
+					     const char *label, unsigned int flags,
+					     gpiobroker_request_handler handler, void *userdata)
+{
+	struct pending_request *p;
+	sd_bus_message *m = NULL;
+	int r;
+
+	if (!b)
+		return -EINVAL;
+	if (!lines || !label || !handler || (flags & ~GPIOBROKER_REQUEST_PERSISTENT))
+		return fail(b, NULL, -EINVAL);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return fail(b, NULL, -ENOMEM);
+	/* Asked now, while blocking is still allowed: the reply handler needs it. */
+	learn_window(b);
+	r = new_request_message(b, &m, n, lines, settings, label, flags);
+	if (r >= 0)
+		r = sd_bus_call_async(b->bus, &p->slot, m, on_request_reply, p, 0);
+	sd_bus_message_unref(m);
+	if (r < 0) {
+		free(p);
+		return fail(b, NULL, r);
+	}
+	p->b = b;
+	p->handler = handler;
+	p->userdata = userdata;
+	p->next = b->pending;
+	b->pending = p;
+	clear_error(b);
+	return 0;
 }
 
 GB_EXPORT struct gpiobroker_request *gpiobroker_request(struct gpiobroker *b, const char *line,
@@ -1287,4 +1443,272 @@ GB_EXPORT int gpiobroker_list_requests(struct gpiobroker *b, struct gpiobroker_r
 	clear_error(b);
 	*out = info;
 	return (int)n;
+}
+
+/* --- version and call timeout ---------------------------------------------------------- */
+
+GB_EXPORT const char *gpiobroker_version(void)
+{
+	return PACKAGE_VERSION;
+}
+
+GB_EXPORT int gpiobroker_set_call_timeout(struct gpiobroker *b, uint64_t usec)
+{
+	if (!b)
+		return -EINVAL;
+	/* sd-bus takes 0 as "its default": the same meaning as ours. */
+	return sd_bus_set_method_call_timeout(b->bus, usec);
+}
+
+GB_EXPORT uint64_t gpiobroker_get_call_timeout(struct gpiobroker *b)
+{
+	uint64_t usec = 0;
+
+	if (!b || sd_bus_get_method_call_timeout(b->bus, &usec) < 0)
+		return 0;
+	return usec;
+}
+
+/* --- line info ------------------------------------------------------------------------- */
+
+struct gpiobroker_line_info {
+	char *path, *chip, *name, *consumer, *alias, *request_label;
+	unsigned int offset;
+	bool used;
+	enum gpiobroker_direction direction;
+};
+
+struct gpiobroker_line_info_watch {
+	struct gpiobroker *b;
+	sd_bus_slot *slot;
+	char *path, *chip;
+	unsigned int offset;
+	gpiobroker_line_info_handler handler;
+	void *userdata;
+};
+
+GB_EXPORT void gpiobroker_line_info_free(struct gpiobroker_line_info *info)
+{
+	if (!info)
+		return;
+	free(info->path);
+	free(info->chip);
+	free(info->name);
+	free(info->consumer);
+	free(info->alias);
+	free(info->request_label);
+	free(info);
+}
+
+static int dup_str(char **dst, const char *src)
+{
+	char *c = strdup(src ? src : "");
+
+	if (!c)
+		return -ENOMEM;
+	free(*dst);
+	*dst = c;
+	return 0;
+}
+
+/* Properties.GetAll of the Line object at @path into a new info. */
+static struct gpiobroker_line_info *read_line_info(struct gpiobroker *b, const char *path,
+						   const char *chip, unsigned int offset, int *ret)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	struct gpiobroker_line_info *info = calloc(1, sizeof(*info));
+	int r;
+
+	if (!info) {
+		*ret = fail(b, NULL, -ENOMEM);
+		return NULL;
+	}
+	info->offset = offset;
+	r = dup_str(&info->path, path);
+	if (r >= 0)
+		r = dup_str(&info->chip, chip);
+	if (r >= 0)
+		r = sd_bus_call_method(b->bus, GB_BUS_NAME, path, "org.freedesktop.DBus.Properties", "GetAll", &e,
+				       &reply, "s", GB_IFACE_LINE);
+	if (r >= 0)
+		r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+	while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+		const char *key, *str;
+		char **dst = NULL;
+		int bval;
+
+		r = sd_bus_message_read(reply, "s", &key);
+		if (r < 0)
+			break;
+		if (strcmp(key, "Used") == 0) {
+			r = sd_bus_message_read(reply, "v", "b", &bval);
+			info->used = bval;
+		} else if (strcmp(key, "Direction") == 0) {
+			r = sd_bus_message_read(reply, "v", "s", &str);
+			if (r >= 0)
+				info->direction = strcmp(str, "output") == 0 ? GPIOBROKER_DIRECTION_OUTPUT :
+						  strcmp(str, "input") == 0 ? GPIOBROKER_DIRECTION_INPUT :
+									      GPIOBROKER_DIRECTION_AS_IS;
+		} else if (strcmp(key, "Name") == 0 || strcmp(key, "Consumer") == 0 ||
+			   strcmp(key, "Alias") == 0 || strcmp(key, "RequestLabel") == 0) {
+			dst = key[0] == 'N' ? &info->name : key[0] == 'C' ? &info->consumer :
+			      key[0] == 'A' ? &info->alias : &info->request_label;
+			r = sd_bus_message_read(reply, "v", "s", &str);
+			if (r >= 0)
+				r = dup_str(dst, str);
+		} else {
+			r = sd_bus_message_skip(reply, "v");
+		}
+		if (r >= 0)
+			r = sd_bus_message_exit_container(reply);
+	}
+	sd_bus_message_unref(reply);
+	/* A broker without one of them still gives a usable info: "" not NULL. */
+	if (r >= 0)
+		r = dup_str(&info->name, info->name);
+	if (r >= 0)
+		r = dup_str(&info->consumer, info->consumer);
+	if (r >= 0)
+		r = dup_str(&info->alias, info->alias);
+	if (r >= 0)
+		r = dup_str(&info->request_label, info->request_label);
+	if (r < 0) {
+		gpiobroker_line_info_free(info);
+		*ret = fail(b, &e, r);
+		return NULL;
+	}
+	clear_error(b);
+	*ret = 0;
+	return info;
+}
+
+GB_EXPORT struct gpiobroker_line_info *gpiobroker_line_info_get(struct gpiobroker *b,
+								const char *line)
+{
+	struct gpiobroker_line_info *info;
+	char *path = NULL, *chip = NULL;
+	unsigned int offset;
+	int r;
+
+	if (!b || !line) {
+		errno = b ? -fail(b, NULL, -EINVAL) : EINVAL;
+		return NULL;
+	}
+	r = gpiobroker_find_line(b, line, &path, &chip, &offset);
+	if (r < 0) {
+		errno = -r;
+		return NULL;
+	}
+	info = read_line_info(b, path, chip, offset, &r);
+	free(path);
+	free(chip);
+	if (!info)
+		errno = -r;
+	return info;
+}
+
+GB_EXPORT bool gpiobroker_line_info_is_used(const struct gpiobroker_line_info *info)
+{
+	return info->used;
+}
+
+GB_EXPORT const char *gpiobroker_line_info_get_consumer(const struct gpiobroker_line_info *info)
+{
+	return info->consumer;
+}
+
+GB_EXPORT const char *gpiobroker_line_info_get_alias(const struct gpiobroker_line_info *info)
+{
+	return info->alias;
+}
+
+GB_EXPORT const char *gpiobroker_line_info_get_name(const struct gpiobroker_line_info *info)
+{
+	return info->name;
+}
+
+GB_EXPORT const char *gpiobroker_line_info_get_chip(const struct gpiobroker_line_info *info)
+{
+	return info->chip;
+}
+
+GB_EXPORT unsigned int gpiobroker_line_info_get_offset(const struct gpiobroker_line_info *info)
+{
+	return info->offset;
+}
+
+GB_EXPORT enum gpiobroker_direction
+gpiobroker_line_info_get_direction(const struct gpiobroker_line_info *info)
+{
+	return info->direction;
+}
+
+GB_EXPORT const char *gpiobroker_line_info_get_request_label(const struct gpiobroker_line_info *info)
+{
+	return info->request_label;
+}
+
+static int on_line_changed(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct gpiobroker_line_info_watch *w = userdata;
+	struct gpiobroker_line_info *info;
+	const char *iface;
+	int r;
+
+	if (sd_bus_message_read(m, "s", &iface) < 0 || strcmp(iface, GB_IFACE_LINE) != 0)
+		return 0;
+	/* The whole info read again rather than patched from the signal: the handler
+	 * sees one consistent state, and invalidated properties need no special case. */
+	info = read_line_info(w->b, w->path, w->chip, w->offset, &r);
+	if (!info)
+		return 0;
+	w->handler(w, info, w->userdata);
+	gpiobroker_line_info_free(info);
+	return 0;
+}
+
+GB_EXPORT struct gpiobroker_line_info_watch *
+gpiobroker_line_info_watch(struct gpiobroker *b, const char *line,
+			   gpiobroker_line_info_handler handler, void *userdata)
+{
+	struct gpiobroker_line_info_watch *w;
+	int r;
+
+	if (!b || !line || !handler) {
+		errno = b ? -fail(b, NULL, -EINVAL) : EINVAL;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		errno = -fail(b, NULL, -ENOMEM);
+		return NULL;
+	}
+	w->b = b;
+	w->handler = handler;
+	w->userdata = userdata;
+	r = gpiobroker_find_line(b, line, &w->path, &w->chip, &w->offset);
+	if (r >= 0)
+		r = sd_bus_match_signal(b->bus, &w->slot, GB_BUS_NAME, w->path,
+					"org.freedesktop.DBus.Properties", "PropertiesChanged",
+					on_line_changed, w);
+	if (r < 0) {
+		free(w->path);
+		free(w->chip);
+		free(w);
+		errno = -r;
+		return NULL;
+	}
+	clear_error(b);
+	return w;
+}
+
+GB_EXPORT void gpiobroker_line_info_unwatch(struct gpiobroker_line_info_watch *w)
+{
+	if (!w)
+		return;
+	sd_bus_slot_unref(w->slot);
+	free(w->path);
+	free(w->chip);
+	free(w);
 }

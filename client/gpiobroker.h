@@ -20,7 +20,7 @@
  * | sysfs "value" + poll()       | gpiobroker_watch() (read-only, not held) |
  * | devm_gpio_request()          | the default: a request lives no longer than its connection |
  *
- * Objects are opaque. @ref gpiobroker is one bus connection; @ref gpiobroker_request
+ * Objects are opaque. struct gpiobroker is one bus connection; struct gpiobroker_request
  * is a set of lines held through the broker, addressed by @em index (their position
  * in the request). Lines are named as the broker names them: a policy alias or line
  * name ("reset"), "CHIP:OFFSET" ("gpiochip0:3", or the chip's label), or the line's
@@ -45,7 +45,7 @@
  * | org.freedesktop.DBus.Error.ServiceUnknown, NameHasNoOwner | EHOSTDOWN (no broker on the bus) |
  * | anything else                              | what sd-bus maps it to, else EIO |
  *
- * Threads: a @ref gpiobroker and its requests must be used from one thread at a
+ * Threads: a struct gpiobroker and its requests must be used from one thread at a
  * time (like an sd_bus). Use one connection per thread if needed.
  *
  * Event loops: the connection is an sd-bus connection. Either attach it to an
@@ -65,6 +65,28 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** @defgroup version Version
+ * Kept equal to the package version (AC_INIT; tests/client/test-shortpaths checks).
+ * The version of the headers a program was built with (these macros) and of the
+ * library it runs with (gpiobroker_version()): a program built against a newer
+ * header than the library it finds may check the latter before using new calls.
+ * @{ */
+#define GPIOBROKER_VERSION_MAJOR 0  /**< major version of these headers */
+#define GPIOBROKER_VERSION_MINOR 1  /**< minor version */
+#define GPIOBROKER_VERSION_MICRO 0  /**< micro version */
+/** The headers' version as "MAJOR.MINOR.MICRO". */
+#define GPIOBROKER_VERSION_STRING "0.1.0"
+/** True if the headers are at least version @p maj.@p min.@p mic. */
+#define GPIOBROKER_VERSION_CHECK(maj, min, mic) \
+	(GPIOBROKER_VERSION_MAJOR > (maj) || \
+	 (GPIOBROKER_VERSION_MAJOR == (maj) && GPIOBROKER_VERSION_MINOR > (min)) || \
+	 (GPIOBROKER_VERSION_MAJOR == (maj) && GPIOBROKER_VERSION_MINOR == (min) && \
+	  GPIOBROKER_VERSION_MICRO >= (mic)))
+
+/** The running library's version, "MAJOR.MINOR.MICRO" (static storage). */
+const char *gpiobroker_version(void);
+/** @} */
 
 /* sd-bus and sd-event types, declared so this header needs no systemd headers. */
 struct sd_bus;
@@ -125,6 +147,19 @@ const char *gpiobroker_last_error_name(struct gpiobroker *b);
  * Valid until the next call on @p b.
  */
 const char *gpiobroker_last_error_message(struct gpiobroker *b);
+
+/**
+ * Limit every blocking call on @p b (requests, values, lookups...) to @p usec
+ * microseconds; 0 restores sd-bus's default (25 s). A call that times out fails
+ * with -ETIMEDOUT (the broker may still carry it out: a timed-out request may be
+ * held until the connection closes). The setting belongs to the bus connection:
+ * with gpiobroker_open_bus() it is the caller's sd_bus's method-call timeout.
+ * @return 0 or -errno.
+ */
+int gpiobroker_set_call_timeout(struct gpiobroker *b, uint64_t usec);
+
+/** The call timeout in µs (sd-bus's default if never set), or 0 if it cannot be read. */
+uint64_t gpiobroker_get_call_timeout(struct gpiobroker *b);
 
 /** @} */
 
@@ -232,6 +267,52 @@ struct gpiobroker_request *gpiobroker_request_array(struct gpiobroker *b, size_t
 						    const char *const lines[],
 						    const struct gpiobroker_line_settings settings[],
 						    const char *label, unsigned int flags);
+
+/**
+ * The short path for an output, as the kernel's
+ * gpiod_get(dev, "reset", GPIOD_OUT_LOW): request @p line as an output driven to
+ * @p value (logical, 0 or 1) from the moment it is held, with every other setting
+ * at its default. A program drives a line in two calls:
+ * @code
+ * struct gpiobroker_request *reset = gpiobroker_request_output(b, "reset", "my-app", 0);
+ * gpiobroker_set_value(reset, 0, 1);
+ * @endcode
+ * @return the request (managed, one line at index 0), or NULL with errno set.
+ */
+struct gpiobroker_request *gpiobroker_request_output(struct gpiobroker *b, const char *line,
+						     const char *label, int value);
+
+/**
+ * The short path for an input (GPIOD_IN): request @p line as an input with edge
+ * detection @p edges (GPIOBROKER_EDGE_NONE for none); events then go to the
+ * handler given to gpiobroker_to_irq().
+ * @return the request (managed, one line at index 0), or NULL with errno set
+ * (EINVAL: @p edges out of range).
+ */
+struct gpiobroker_request *gpiobroker_request_input(struct gpiobroker *b, const char *line,
+						    const char *label, enum gpiobroker_edge edges);
+
+/**
+ * Completion of gpiobroker_request_array_async(). @p req is the new request (the
+ * callee owns it, as if returned by gpiobroker_request_array()) and @p error 0; or
+ * @p req is NULL and @p error a negative errno, with the broker's error on the
+ * connection (gpiobroker_last_error_name()) for the duration of the call.
+ */
+typedef void (*gpiobroker_request_handler)(struct gpiobroker *b, struct gpiobroker_request *req,
+					   int error, void *userdata);
+
+/**
+ * gpiobroker_request_array() without waiting: the call is sent, and @p handler runs
+ * from gpiobroker_process() (or the attached loop) when the broker answers, within
+ * the call timeout (gpiobroker_set_call_timeout()): an event loop never blocks on a
+ * request. If gpiobroker_close() comes first, the handler is never called (the
+ * request, if the broker made it, is released with the connection).
+ * @return 0 if sent (the handler will run once), or -errno (it will not).
+ */
+int gpiobroker_request_array_async(struct gpiobroker *b, size_t n, const char *const lines[],
+				   const struct gpiobroker_line_settings settings[],
+				   const char *label, unsigned int flags,
+				   gpiobroker_request_handler handler, void *userdata);
 
 /**
  * Use an existing request by its object path, e.g. a persistent request made by
@@ -537,6 +618,67 @@ int gpiobroker_list_requests(struct gpiobroker *b, struct gpiobroker_request_inf
 
 /** Free what gpiobroker_list_requests() returned. */
 void gpiobroker_request_info_free(struct gpiobroker_request_info *info, size_t n);
+
+/** @} */
+
+/** @defgroup lineinfo Line info
+ * What the broker knows of a line, whoever holds it: libgpiod's gpiod_line_info and
+ * its line-info watch, through the broker's Line object (which follows the kernel's
+ * line-info watch, so changes made outside the broker are seen too).
+ * @{ */
+
+/** A snapshot of one line's info (opaque). */
+struct gpiobroker_line_info;
+
+/**
+ * Read @p line's info (alias, name, CHIP:OFFSET or path) now.
+ * @return the info, to free with gpiobroker_line_info_free(), or NULL with errno
+ * set (ENOENT: no such line).
+ */
+struct gpiobroker_line_info *gpiobroker_line_info_get(struct gpiobroker *b, const char *line);
+/** Free @p info; NULL is ignored. */
+void gpiobroker_line_info_free(struct gpiobroker_line_info *info);
+/** Whether the line is in use (by the broker for someone, or by another consumer). */
+bool gpiobroker_line_info_is_used(const struct gpiobroker_line_info *info);
+/** The kernel's consumer label ("" if unused). */
+const char *gpiobroker_line_info_get_consumer(const struct gpiobroker_line_info *info);
+/** The policy's alias of the line ("" if none). */
+const char *gpiobroker_line_info_get_alias(const struct gpiobroker_line_info *info);
+/** The kernel's line name ("" if unnamed). */
+const char *gpiobroker_line_info_get_name(const struct gpiobroker_line_info *info);
+/** The chip's name ("gpiochipN"). */
+const char *gpiobroker_line_info_get_chip(const struct gpiobroker_line_info *info);
+/** The offset on the chip. */
+unsigned int gpiobroker_line_info_get_offset(const struct gpiobroker_line_info *info);
+/** INPUT or OUTPUT (AS_IS if the broker reported something else). */
+enum gpiobroker_direction gpiobroker_line_info_get_direction(const struct gpiobroker_line_info *info);
+/** Label of the broker request holding the line ("" if none held through the broker). */
+const char *gpiobroker_line_info_get_request_label(const struct gpiobroker_line_info *info);
+
+/** A watch of a line's info (opaque). */
+struct gpiobroker_line_info_watch;
+
+/**
+ * Line-info change handler: @p info is the line's info after the change (valid only
+ * during the call). Runs from gpiobroker_process(); it may call
+ * gpiobroker_line_info_unwatch(w).
+ */
+typedef void (*gpiobroker_line_info_handler)(struct gpiobroker_line_info_watch *w,
+					     const struct gpiobroker_line_info *info,
+					     void *userdata);
+
+/**
+ * Call @p handler whenever the broker reports a change of @p line's info
+ * (PropertiesChanged on its Line object: requested, released, reconfigured, by
+ * anyone). Needs no permission on the line, holds nothing.
+ * @return the watch, or NULL with errno set (ENOENT: no such line).
+ */
+struct gpiobroker_line_info_watch *gpiobroker_line_info_watch(struct gpiobroker *b,
+							      const char *line,
+							      gpiobroker_line_info_handler handler,
+							      void *userdata);
+/** Stop the watch and free it (before gpiobroker_close() of its connection); NULL is ignored. */
+void gpiobroker_line_info_unwatch(struct gpiobroker_line_info_watch *w);
 
 /** @} */
 
