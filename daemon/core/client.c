@@ -127,7 +127,10 @@ int client_get_by_name(Broker *b, const char *sender, Client **ret, sd_bus_error
 	if (r < 0) {
 		free(c->groups);
 		free(c);
-		log_warning_errno(r, "cannot get credentials of %s from the bus: %m", sender);
+		/* A connection that has already left (NameHasNoOwner: ENXIO) is no fault:
+		 * e.g. a persistent request's creator, asked for after a restart. */
+		log_full_errno(r == -ENXIO ? LOG_DEBUG : LOG_WARNING, r,
+			       "cannot get credentials of %s from the bus: %m", sender);
 		return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
 					 "cannot determine the caller's credentials: %s", strerror(-r));
 	}

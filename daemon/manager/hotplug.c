@@ -7,6 +7,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -44,19 +46,105 @@ static void chip_remove(Chip *c)
 	chip_free(c);
 }
 
+/* A node that has just appeared is root's until udev gives it the broker's group
+ * (90-gpiod-broker.rules): until then opening it fails with EACCES. udev's change is
+ * an IN_ATTRIB event, which retries; a timer retries too, in case that event comes
+ * before the node is really ready, and only past the bound is it a warning. */
+#define NODE_SETTLE_USEC   (10 * 1000 * 1000)
+#define NODE_RETRY_USEC    (200 * 1000)
+
+struct pending_node {
+	struct pending_node *next;
+	uint64_t deadline;
+	char name[];
+};
+
+static struct pending_node *pending;
+static sd_event_source *retry_source;
+
+static int chip_add(Broker *b, const char *name);
+
+static void pending_drop(const char *name)
+{
+	for (struct pending_node **pp = &pending; *pp; pp = &(*pp)->next)
+		if (strcmp((*pp)->name, name) == 0) {
+			struct pending_node *p = *pp;
+
+			*pp = p->next;
+			free(p);
+			return;
+		}
+}
+
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	Broker *b = userdata;
+
+	for (struct pending_node *p = pending, *next; p; p = next) {
+		char name[64];
+
+		next = p->next;
+		snprintf(name, sizeof(name), "%s", p->name);
+		chip_add(b, name);
+	}
+	if (pending)
+		return sd_event_source_set_time_relative(s, NODE_RETRY_USEC) < 0 ? 0 :
+		       sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+/* EACCES on a node not yet settled: quiet, retried. True if it is to be retried. */
+static bool pending_note(Broker *b, const char *name)
+{
+	uint64_t now = 0;
+	struct pending_node *p;
+
+	sd_event_now(b->event, CLOCK_MONOTONIC, &now);
+	for (p = pending; p; p = p->next)
+		if (strcmp(p->name, name) == 0)
+			break;
+	if (!p) {
+		p = calloc(1, sizeof(*p) + strlen(name) + 1);
+		if (!p)
+			return false;
+		strcpy(p->name, name);
+		p->deadline = now + NODE_SETTLE_USEC;
+		p->next = pending;
+		pending = p;
+		log_debug("%s/%s is not accessible yet: waiting for udev", b->dev_dir, name);
+	} else if (now >= p->deadline) {
+		pending_drop(name);
+		return false;
+	}
+	if (!retry_source) {
+		if (sd_event_add_time_relative(b->event, &retry_source, CLOCK_MONOTONIC,
+					       NODE_RETRY_USEC, 0, on_retry, b) < 0)
+			return true; /* IN_ATTRIB still retries */
+	} else {
+		sd_event_source_set_time_relative(retry_source, NODE_RETRY_USEC);
+		sd_event_source_set_enabled(retry_source, SD_EVENT_ONESHOT);
+	}
+	return true;
+}
+
 static int chip_add(Broker *b, const char *name)
 {
 	Chip *c;
 	int r;
 
-	if (chip_by_name(b->chips, name))
+	if (chip_by_name(b->chips, name)) {
+		pending_drop(name);
 		return 0;
+	}
 	r = chip_new(b, b->event, b->dev_dir, name, &chip_ops, &c);
 	if (r < 0) {
+		if ((r == -EACCES || r == -EPERM) && pending_note(b, name))
+			return r;
 		if (r != -ENOMEM)
 			log_warning_errno(r, "cannot open %s/%s: %m", b->dev_dir, name);
 		return r;
 	}
+	pending_drop(name);
 	c->next = b->chips;
 	b->chips = c;
 	announce_chip_added(c);
@@ -102,6 +190,7 @@ static int on_dev_change(sd_event_source *s, int fd, uint32_t revents, void *use
 		} else if (ev->mask & IN_DELETE) {
 			Chip *c = chip_by_name(b->chips, ev->name);
 
+			pending_drop(ev->name);
 			if (c)
 				chip_remove(c);
 		}
@@ -132,6 +221,9 @@ void manager_chips_stop(Broker *b)
 		b->chips = c->next;
 		chip_free(c);
 	}
+	while (pending)
+		pending_drop(pending->name);
+	retry_source = sd_event_source_disable_unref(retry_source);
 	b->inotify_source = sd_event_source_disable_unref(b->inotify_source);
 	if (b->inotify_fd >= 0)
 		close(b->inotify_fd);
