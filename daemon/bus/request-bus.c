@@ -388,17 +388,37 @@ static int method_set_values(sd_bus_message *m, void *userdata, sd_bus_error *er
 static int do_reconfigure(sd_bus_message *m, Request *req, unsigned int n, unsigned int *idx,
 			  struct gb_line_config *updates, sd_bus_error *error)
 {
+	_cleanup_free_ bool *had_edges = NULL, *now_edges = NULL;
+	struct gb_event *initial = NULL;
+	size_t n_initial = 0;
 	struct gb_caller caller;
+	bool any = false;
 	Client *c;
 	int ret = authorize(req, m, &c, error);
 
 	if (ret < 0)
 		return ret;
+	had_edges = calloc(req->n_lines, sizeof(bool));
+	now_edges = calloc(req->n_lines, sizeof(bool));
+	if (!had_edges || !now_edges)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < req->n_lines; i++)
+		had_edges[i] = req->lines[i].config.edge != GPIOD_LINE_EDGE_NONE;
 	client_caller(c, &caller);
 	ret = request_reconfigure(req, &caller, n, idx, updates, error);
 	if (ret < 0)
 		return ret;
-	return sd_bus_reply_method_return(m, NULL);
+	/* A line whose edge detection this turned on starts from its level, as it
+	 * would in a new request: read before the reply, sent after it. */
+	for (unsigned int i = 0; i < req->n_lines; i++) {
+		now_edges[i] = !had_edges[i] && req->lines[i].config.edge != GPIOD_LINE_EDGE_NONE;
+		any |= now_edges[i];
+	}
+	if (any && request_read_levels_of(req, now_edges, &initial, &n_initial) < 0)
+		log_warning("request %s: out of memory: no initial state", req->path);
+	ret = sd_bus_reply_method_return(m, NULL);
+	request_push_initial_state(req, initial, n_initial);
+	return ret;
 }
 
 static int method_reconfigure(sd_bus_message *m, void *userdata, sd_bus_error *error)

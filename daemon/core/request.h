@@ -127,6 +127,9 @@ bool request_policy_allows(Request *req, char *why, size_t size);
 /** Read the level of each edge-detecting line of a new (or newly subscribed)
  * request (edges stamped before this count as in it)... */
 int request_read_initial_state(Request *req, struct gb_event **ret, size_t *n);
+/** The same for the lines @p which selects only, e.g. those whose edge detection a
+ * reconfigure just turned on; the other lines' initial state is not read again. */
+int request_read_levels_of(Request *req, const bool *which, struct gb_event **ret, size_t *n);
 /** ... and send them as InitialState (frees @p evs). Read before the method reply,
  * sent after it. */
 void request_push_initial_state(Request *req, struct gb_event *evs, size_t n);

@@ -94,10 +94,13 @@ int request_set_values(Request *req, unsigned int n, const unsigned int *idx,
 	return 0;
 }
 
-int request_read_initial_state(Request *req, struct gb_event **ret, size_t *n_ret)
+/* The levels of the edge-detecting lines @p which selects (NULL: all), read at one
+ * instant: the time first, then the levels (an edge between the two shows in the
+ * level and again as an edge, never in neither). */
+static int read_levels(Request *req, const bool *which, struct gb_event **ret, size_t *n_ret,
+		       uint64_t *ts_ret, bool *ts_valid)
 {
 	enum gpiod_line_clock clock = GPIOD_LINE_CLOCK_MONOTONIC;
-	bool ts_valid = true;
 	struct gb_event *evs;
 	size_t n = 0;
 	uint64_t ts = 0;
@@ -105,7 +108,8 @@ int request_read_initial_state(Request *req, struct gb_event **ret, size_t *n_re
 	*ret = NULL;
 	*n_ret = 0;
 	for (unsigned int i = 0; i < req->n_lines; i++)
-		if (req->lines[i].line && req->lines[i].config.edge != GPIOD_LINE_EDGE_NONE) {
+		if (req->lines[i].line && req->lines[i].config.edge != GPIOD_LINE_EDGE_NONE &&
+		    (!which || which[i])) {
 			clock = req->lines[i].config.event_clock;
 			n++;
 		}
@@ -115,17 +119,14 @@ int request_read_initial_state(Request *req, struct gb_event **ret, size_t *n_re
 	if (!evs)
 		return -ENOMEM;
 	n = 0;
-	/* One instant for all lines: the time first, then the levels (an edge between
-	 * the two shows in the level and again as an edge, never in neither). */
-	if (!gb_clock_now(clock, &ts)) {
-		ts_valid = false;
+	*ts_valid = gb_clock_now(clock, &ts);
+	if (!*ts_valid)
 		gb_clock_now(GPIOD_LINE_CLOCK_MONOTONIC, &ts);
-	}
 	for (unsigned int i = 0; i < req->n_lines; i++) {
 		ReqLine *rl = &req->lines[i];
 		enum gpiod_line_value v;
 
-		if (!rl->line || rl->config.edge == GPIOD_LINE_EDGE_NONE)
+		if (!rl->line || rl->config.edge == GPIOD_LINE_EDGE_NONE || (which && !which[i]))
 			continue;
 		if (lreq_get(&rl->rc->lreq, 1, &rl->offset, &v) < 0) {
 			log_warning("request %s: cannot read line %u for its initial state", req->path, i);
@@ -137,12 +138,34 @@ int request_read_initial_state(Request *req, struct gb_event **ret, size_t *n_re
 		evs[n].value = v == GPIOD_LINE_VALUE_ACTIVE;
 		n++;
 	}
-	/* Edges the kernel stamped before that instant are in the levels just read. */
-	req->since_ns = ts;
-	req->since_valid = ts_valid;
 	*ret = evs;
 	*n_ret = n;
+	*ts_ret = ts;
 	return 0;
+}
+
+int request_read_initial_state(Request *req, struct gb_event **ret, size_t *n_ret)
+{
+	uint64_t ts = 0;
+	bool ts_valid = true;
+	int r = read_levels(req, NULL, ret, n_ret, &ts, &ts_valid);
+
+	/* Edges the kernel stamped before that instant are in the levels just read. */
+	if (r >= 0 && *n_ret) {
+		req->since_ns = ts;
+		req->since_valid = ts_valid;
+	}
+	return r;
+}
+
+int request_read_levels_of(Request *req, const bool *which, struct gb_event **ret, size_t *n_ret)
+{
+	uint64_t ts;
+	bool ts_valid;
+
+	/* Lines whose edge detection just began have no earlier edges: the request's
+	 * "since" stays as it is for the others. */
+	return read_levels(req, which, ret, n_ret, &ts, &ts_valid);
 }
 
 void request_push_initial_state(Request *req, struct gb_event *evs, size_t n)

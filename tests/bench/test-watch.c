@@ -359,6 +359,46 @@ START_TEST(test_initial_state_both_levels)
 }
 END_TEST
 
+/* A Reconfigure that turns edge detection on starts the line from its level, as a new
+ * request with edges would; lines that had edges already are not sent it again. */
+START_TEST(test_reconfigure_edges_on_sends_initial_state)
+{
+	for (int level = 0; level <= 1; level++) {
+		sd_bus *alice = gb_connect(UID_ALICE);
+		sd_bus_error err = SD_BUS_ERROR_NULL;
+		char *path = NULL;
+		struct rec h;
+
+		ck_assert_int_eq(gb_sim_set_pull(sim, 1, level), 0);
+		listen_on(&h, alice, false);
+		ck_assert_msg(gb_request(alice, "holder", "button", "input", -1, "none", false, &path,
+					 &err) >= 0, "%s", err.message);
+		snprintf(h.path, sizeof(h.path), "%s", path);
+		ck_assert_msg(sd_bus_call_method(alice, GB_BUS_NAME, path, GB_IFACE_REQUEST,
+						 "Reconfigure", &err, NULL, "a(ua{sv})", 1, 0, 1,
+						 "edge", "s", "both") >= 0, "%s", err.message);
+		wait_n(&h, 1);
+		assert_initial(&h, 0, level);
+		ck_assert_uint_eq(h.ev[0].index, 0);
+		ck_assert_uint_eq(h.ev[0].offset, 1);
+		/* Edges follow it; a second reconfigure that keeps edges on sends nothing. */
+		toggle(&h, 1, !level);
+		ck_assert_int_eq(h.ev[1].kind, level ? 'f' : 'r');
+		ck_assert_msg(sd_bus_call_method(alice, GB_BUS_NAME, path, GB_IFACE_REQUEST,
+						 "Reconfigure", &err, NULL, "a(ua{sv})", 1, 0, 1,
+						 "edge", "s", level ? "rising" : "falling") >= 0,
+			      "%s", err.message);
+		toggle(&h, 1, level);
+		ck_assert_int_ne(h.ev[2].kind, 'i');
+		free(path);
+		sd_bus_flush_close_unref(alice);
+		alice = gb_connect(0);
+		ck_assert(gb_wait_line_used(alice, gb_sim_chip_name(sim), 1, false, 5000));
+		sd_bus_flush_close_unref(alice);
+	}
+}
+END_TEST
+
 START_TEST(test_unheld_line_then_request)
 {
 	sd_bus *bob = gb_connect(UID_BOB), *alice = gb_connect(UID_ALICE), *root = gb_connect(0);
@@ -585,6 +625,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_three_watchers_one_holder);
 	tcase_add_test(tc, test_permission_and_limit);
 	tcase_add_test(tc, test_initial_state_both_levels);
+	tcase_add_test(tc, test_reconfigure_edges_on_sends_initial_state);
 	tcase_add_test(tc, test_unheld_line_then_request);
 	tcase_add_test(tc, test_reload_revokes_watch);
 	suite_add_tcase(s, tc);
