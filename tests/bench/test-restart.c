@@ -421,6 +421,79 @@ START_TEST(test_corrupt_state)
 }
 END_TEST
 
+/* The policy changed while the broker was down: a request it no longer allows does
+ * not come back; it is released to its safe state and the log says why. */
+START_TEST(test_denied_after_restart)
+{
+	static const char *const denying =
+		"[group others]\nchip = gb*\noffsets = 0-63\nusers = gb-bob\n"
+		"directions = input, output\npersistent = yes\nsafe-state = input\n";
+	sd_bus *alice = gb_connect(UID_ALICE), *root;
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char *path = NULL;
+	bool out;
+
+	ck_assert_int_ge(gb_request(alice, "relay-ctl", "relay", "output", 1, NULL, true, &path, &err), 0);
+	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
+	gb_broker_kill(broker);
+	gb_harness_set_log(h, LOG_FILE);
+	broker = gb_harness_start(h, denying, args, true);
+	root = gb_connect(0);
+
+	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
+	ck_assert(!request_exists(root, path));
+	ck_assert(!kernel_line(0, &out));
+	ck_assert_msg(!out, "released without its safe state (still an output)");
+	ck_assert_msg(log_has("not allowed by the policy after the restart"),
+		      "no log line saying why the request did not come back");
+	free(path);
+	sd_bus_flush_close_unref(alice);
+	sd_bus_flush_close_unref(root);
+}
+END_TEST
+
+/* The chip was unplugged while the broker was down: its request does not come back
+ * and its fd leaves the store; a chip plugged in later is served as usual. */
+START_TEST(test_chip_gone_while_down)
+{
+	sd_bus *alice = gb_connect(UID_ALICE), *root;
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char *path = NULL;
+
+	ck_assert_int_ge(gb_request(alice, "relay-ctl", "relay", "output", 1, NULL, true, &path, &err), 0);
+	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
+	gb_broker_kill(broker);
+	gb_sim_chip_free(sim);
+	gb_harness_set_log(h, LOG_FILE);
+	broker = gb_harness_start(h, POLICY, args, true);
+	root = gb_connect(0);
+
+	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
+	ck_assert_int_eq(gb_harness_n_fds(h), 0);
+	ck_assert(!request_exists(root, path));
+	ck_assert_msg(log_has("does not match the kernel's view"),
+		      "no log line about the request of the chip that went away");
+	ck_assert_int_ne(access(STATE_DIR "/request-1", F_OK), 0);
+	/* Plugged in again: a new chip, requests work. */
+	sim = gb_sim_chip_new("gbrst", 4, names);
+	ck_assert_ptr_nonnull(sim);
+	free(path);
+	path = NULL;
+	for (int i = 0; i < 500 * gb_slow(); i++) {
+		sd_bus_error_free(&err);
+		if (gb_request(alice, "relay-ctl", "relay", "output", 1, NULL, false, &path, &err) >= 0)
+			break;
+		usleep(10000);
+	}
+	ck_assert_msg(path, "no request on the new chip: %s", err.message);
+	ck_assert_int_eq(gb_sim_get_value(sim, 0), 1);
+	free(path);
+	sd_bus_error_free(&err);
+	sd_bus_flush_close_unref(alice);
+	sd_bus_flush_close_unref(root);
+}
+END_TEST
+
 static int on_event(sd_bus_message *m, void *userdata, sd_bus_error *e)
 {
 	(*(int *)userdata)++;
@@ -627,7 +700,8 @@ int main(int argc, char **argv)
 	const TTest *const adopt[] = { test_output_survives_kill, test_persistent_comes_back,
 				       test_events_after_restart, test_restart_job_keeps_outputs, NULL };
 	const TTest *const release[] = { test_owner_died_while_down, test_no_store_releases_to_safe,
-					 test_corrupt_state, test_stop_job_releases, NULL };
+					 test_corrupt_state, test_stop_job_releases,
+					 test_denied_after_restart, test_chip_gone_while_down, NULL };
 	Suite *s = suite_create("restart");
 	TCase *tc = tcase_create(GB_RESTART_PART == 1 ? "adopt" : "release");
 

@@ -386,8 +386,7 @@ START_TEST(test_reconfigure_edges_on_sends_initial_state)
 		ck_assert_int_eq(h.ev[1].kind, level ? 'f' : 'r');
 		ck_assert_msg(sd_bus_call_method(alice, GB_BUS_NAME, path, GB_IFACE_REQUEST,
 						 "Reconfigure", &err, NULL, "a(ua{sv})", 1, 0, 1,
-						 "edge", "s", level ? "rising" : "falling") >= 0,
-			      "%s", err.message);
+						 "edge", "s", "both") >= 0, "%s", err.message);
 		toggle(&h, 1, level);
 		ck_assert_int_ne(h.ev[2].kind, 'i');
 		free(path);
