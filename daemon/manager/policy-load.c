@@ -83,12 +83,13 @@ int manager_load_policy(Broker *b, bool initial, sd_bus_error *error)
 		p = NULL;
 	}
 	if (!p) {
-		/* Every problem, each as file:line: message. */
-		for (char *l = errors, *nl; l && *l; l = nl) {
-			nl = strchr(l, '\n');
-			if (nl)
-				*nl++ = '\0';
-			log_error("policy: %s", l);
+		/* Every problem, each as file:line: message, logged a line each; the
+		 * text itself stays whole for the ReloadPolicy reply. */
+		for (const char *l = errors; l && *l;) {
+			size_t len = strcspn(l, "\n");
+
+			log_error("policy: %.*s", (int)len, l);
+			l += len + (l[len] == '\n');
 		}
 		if (!initial) {
 			log_error("policy in %s rejected; the policy in force stays", b->policy_dir);

@@ -120,10 +120,13 @@ const struct gb_policy_entry *gb_policy_match(const struct gb_policy *p,
 			gb_policy_entry_describe(found, a, sizeof(a));
 			gb_policy_entry_describe(&p->entries[i], b, sizeof(b));
 			if (ambiguous)
+				/* Led by the second entry's file:line, like every other
+				 * policy error, so an editor can jump to it. */
 				snprintf(ambiguous, size,
-					 "policy error: %s:%u is covered by both %s and %s; "
+					 "%s:%u: %s:%u is covered by both %s and %s; "
 					 "the line is unusable until the policy is fixed",
-					 l->chip_name, l->offset, a, b);
+					 p->entries[i].file, p->entries[i].lineno, l->chip_name,
+					 l->offset, a, b);
 			return NULL;
 		}
 		found = &p->entries[i];

@@ -214,6 +214,44 @@ static int on_revoked(sd_bus_message *m, void *userdata, sd_bus_error *e)
 	return 0;
 }
 
+static void write_file(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), GB_TEST_POLICY_DIR "/%s", name);
+	f = fopen(path, "we");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* ReloadPolicy's reply carries every problem of every file, each as file:line, not
+ * just the first; and the journal gets each as a line of its own. */
+START_TEST(test_reload_reports_every_error)
+{
+	static const char *const expect[] = {
+		"60-a.conf:3: unknown key 'bogus'", "60-a.conf:4:", "61-b.conf:3:",
+		"61-b.conf:5: unknown key 'frob'", "62-c.conf:2:",
+	};
+	sd_bus *root = gb_connect(0);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+
+	write_file("60-a.conf", "[line a1]\nchip = gbpol\nbogus = 1\noffset = many\n");
+	write_file("61-b.conf", "[line b1]\nchip = gbpol\ndirections = sideways\noffset = 5\nfrob = 2\n");
+	write_file("62-c.conf", "[line c1]\nusers = \n");
+	ck_assert_int_lt(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER,
+					    "ReloadPolicy", &err, NULL, ""), 0);
+	ck_assert_str_eq(err.name, GB_ERROR_POLICY);
+	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++)
+		ck_assert_msg(strstr(err.message, expect[i]), "'%s' missing from: %s", expect[i],
+			      err.message);
+	sd_bus_error_free(&err);
+	ck_assert_int_eq(system("rm -f " GB_TEST_POLICY_DIR "/6?-?.conf"), 0);
+	sd_bus_flush_close_unref(root);
+}
+END_TEST
+
 START_TEST(test_reload_revokes)
 {
 	sd_bus *bob = gb_connect(UID_BOB), *root = gb_connect(0);
@@ -310,6 +348,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_direction_may_not_change);
 	tcase_add_test(tc, test_safe_state_on_kill);
 	tcase_add_test(tc, test_reload_revokes);
+	tcase_add_test(tc, test_reload_reports_every_error);
 	tcase_add_test(tc, test_unsafe_policy_file);
 	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
