@@ -287,7 +287,7 @@ static int broker_run(Broker *b)
 	/* With the name ours but no message dispatched yet: a client's first call is
 	 * answered with the old broker's requests already back. */
 	manager_restore(b);
-	sd_notify(0, "READY=1\nSTATUS=Serving GPIO chips");
+	sd_notify(0, "READY=1"); /* STATUS= says how the policy loaded */
 	log_info("%s ready on the %s bus", PACKAGE_STRING, arg_bus);
 
 	r = sd_event_loop(b->event);

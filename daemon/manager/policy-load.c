@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
 
 #include "access.h"
 #include "announce.h"
@@ -72,11 +74,33 @@ static void revalidate_requests(Broker *b)
 	}
 }
 
+static unsigned int count_lines(const char *s)
+{
+	unsigned int n = 0;
+
+	for (; s && *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
 int manager_load_policy(Broker *b, bool initial, sd_bus_error *error)
 {
 	_cleanup_free_ char *errors = NULL;
 	struct gb_policy *p;
+	struct stat st;
 
+	/* A typo in --policy-dir must not pass for an empty policy without a word. */
+	if (stat(b->policy_dir, &st) < 0 && errno == ENOENT) {
+		if (!initial) {
+			log_error("policy directory %s does not exist; the policy in force stays",
+				  b->policy_dir);
+			return sd_bus_error_setf(error, GB_ERROR_POLICY,
+						 "policy rejected, nothing changed:\n%s: no such "
+						 "directory", b->policy_dir);
+		}
+		log_warning("policy directory %s does not exist: no policy (deny all but root)",
+			    b->policy_dir);
+	}
 	p = gb_policy_load(b->policy_dir, &errors);
 	if (p && check_against_chips(b, p, &errors) > 0) {
 		gb_policy_free(p);
@@ -91,6 +115,9 @@ int manager_load_policy(Broker *b, bool initial, sd_bus_error *error)
 			log_error("policy: %.*s", (int)len, l);
 			l += len + (l[len] == '\n');
 		}
+		sd_notifyf(0, "STATUS=policy REJECTED (%u error%s, see journal): running with %s",
+			   count_lines(errors), count_lines(errors) == 1 ? "" : "s",
+			   initial ? "an empty policy" : "the previous policy");
 		if (!initial) {
 			log_error("policy in %s rejected; the policy in force stays", b->policy_dir);
 			return sd_bus_error_setf(error, GB_ERROR_POLICY, "policy rejected, nothing changed:\n%s",
@@ -115,6 +142,9 @@ int manager_load_policy(Broker *b, bool initial, sd_bus_error *error)
 	}
 	log_info("policy: %zu entr%s from %s%s", p->n_entries, p->n_entries == 1 ? "y" : "ies",
 		 b->policy_dir, p->root_bypass ? " (root bypasses it)" : "");
+	if (!errors)
+		sd_notifyf(0, "STATUS=policy: %zu entr%s from %s", p->n_entries,
+			   p->n_entries == 1 ? "y" : "ies", b->policy_dir);
 	return 0;
 }
 

@@ -248,6 +248,18 @@ START_TEST(test_reload_reports_every_error)
 			      err.message);
 	sd_bus_error_free(&err);
 	ck_assert_int_eq(system("rm -f " GB_TEST_POLICY_DIR "/6?-?.conf"), 0);
+
+	/* A directory that is not there is an error at a reload, not an empty policy. */
+	ck_assert_int_eq(rename(GB_TEST_POLICY_DIR, GB_TEST_POLICY_DIR ".away"), 0);
+	ck_assert_int_lt(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER,
+					    "ReloadPolicy", &err, NULL, ""), 0);
+	ck_assert_str_eq(err.name, GB_ERROR_POLICY);
+	ck_assert_msg(strstr(err.message, GB_TEST_POLICY_DIR ": no such directory"), "%s",
+		      err.message);
+	sd_bus_error_free(&err);
+	ck_assert_int_eq(rename(GB_TEST_POLICY_DIR ".away", GB_TEST_POLICY_DIR), 0);
+	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER,
+					    "ReloadPolicy", &err, NULL, ""), 0);
 	sd_bus_flush_close_unref(root);
 }
 END_TEST

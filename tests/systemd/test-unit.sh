@@ -12,7 +12,8 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$work/out"; }
 
 # The unit as installed, but starting the broker just built (verify checks ExecStart).
-sed "s|@sbindir@/gpiod-broker|$broker|" "$here/../../systemd/gpiod-broker.service.in" > "$work/gpiod-broker.service"
+busctl=$(command -v busctl || echo /usr/bin/busctl)
+sed -e "s|@sbindir@/gpiod-broker|$broker|" -e "s|@busctl@|$busctl|" "$here/../../systemd/gpiod-broker.service.in" > "$work/gpiod-broker.service"
 
 if "$sa" verify --man=no "$work/gpiod-broker.service" > "$work/out" 2>&1 && ! [ -s "$work/out" ]; then
 	ok "systemd-analyze verify: no complaints"
