@@ -1,0 +1,290 @@
+#!/bin/sh
+# The real-systemd bench's checks, run by gb-test.service inside the guest once
+# multi-user.target is reached, as root. Each check is one TAP line (without a
+# number: the host numbers them and writes the plan) in /gb-test/results.tap, which
+# the host reads after the guest powered off; a failing check is followed by "# "
+# lines saying what was seen.
+set -u
+T=/gb-test
+out=$T/results.tap
+diag=$T/diag
+: > "$out"
+. "$T/gpiosim.sh"
+variant=$(cat "$T/variant")
+unit=gpiod-broker.service
+
+pass() { echo "ok - $1" >> "$out"; }
+fail() {
+	echo "not ok - $1" >> "$out"
+	[ -s "$diag" ] && sed 's/^/# /' "$diag" >> "$out"
+	return 0
+}
+# check DESCRIPTION COMMAND...: one assertion; what COMMAND prints is the diagnosis.
+check() { _d=$1; shift; if "$@" > "$diag" 2>&1; then pass "$_d"; else fail "$_d"; fi; }
+# wait_until SECONDS COMMAND...: poll every 0.1 s until COMMAND succeeds.
+wait_until() {
+	_n=$(($1 * 10)); shift
+	until "$@" >/dev/null 2>&1; do
+		_n=$((_n - 1)); [ "$_n" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+prop() { systemctl show -P "$1" "$unit"; }
+# A client as an unprivileged user, with its real uid on the bus.
+as_user() { setpriv --reuid=gb-user --regid=gb-user --init-groups -- "$@"; }
+
+# --- the system ----------------------------------------------------------------
+
+t_bus() {
+	id=$(systemctl show -P Id dbus.service)
+	echo "dbus.service is $id; bus processes: $(ps -o comm= -C dbus-daemon,dbus-broker | tr '\n' ' ')"
+	case $variant in
+	dbus-daemon) [ "$id" = dbus.service ] && ps -C dbus-daemon >/dev/null && ! ps -C dbus-broker >/dev/null ;;
+	dbus-broker) [ "$id" = dbus-broker.service ] && ps -C dbus-broker >/dev/null && ! ps -C dbus-daemon >/dev/null ;;
+	*) false ;;
+	esac
+}
+check "the system bus is $variant" t_bus
+
+t_no_failed() {
+	systemctl list-units --state=failed --no-legend --plain --no-pager
+	[ -z "$(systemctl list-units --state=failed --no-legend --plain --no-pager)" ]
+}
+check "boot: no failed units" t_no_failed
+
+# --- activation ------------------------------------------------------------------
+
+t_activation() {
+	before=$(prop ActiveState)
+	echo "before the call: $before"
+	[ "$before" = inactive ] || return 1
+	as_user gpiobrokerctl detect > "$T/detect" || { cat "$T/detect"; return 1; }
+	cat "$T/detect"
+	echo "after the call: $(prop ActiveState)"
+	[ "$(prop ActiveState)" = active ] && grep -q '\[gbsim0\]' "$T/detect"
+}
+check "D-Bus activation: broker inactive, a client call (gpiobrokerctl detect as gb-user) starts it and is answered" t_activation
+
+t_ready() {
+	echo "SubState=$(prop SubState) StatusText=$(prop StatusText)"
+	# Type=notify: "running" only once READY=1 came.
+	[ "$(prop SubState)" = running ] || return 1
+	case "$(prop StatusText)" in
+	"policy: "*" from /etc/gpiod-broker/policy.d") return 0 ;;
+	esac
+	return 1
+}
+check "READY=1 and StatusText 'policy: N entries from /etc/gpiod-broker/policy.d'" t_ready
+
+t_sysusers() {
+	getent passwd gpiod-broker && getent group gpiod-broker || return 1
+	uid=$(getent passwd gpiod-broker | cut -d: -f3)
+	shell=$(getent passwd gpiod-broker | cut -d: -f7)
+	user=$(ps -o user= -p "$(prop MainPID)")
+	echo "uid $uid, shell $shell, broker runs as '$user'"
+	journalctl -b -u systemd-sysusers.service --no-pager -q | grep gpiod-broker
+	[ "$uid" -lt 1000 ] && [ "$shell" = /usr/sbin/nologin ] && [ "$user" = gpiod-broker ] &&
+		journalctl -b -u systemd-sysusers.service --no-pager -q | grep -q "Creating user 'gpiod-broker'"
+}
+check "sysusers.d: system user gpiod-broker created at boot, the broker runs as it" t_sysusers
+
+t_udev() {
+	set -- /dev/gpiochip*
+	[ -e "$1" ] || { echo "no /dev/gpiochip*"; return 1; }
+	bad=0
+	for n; do
+		stat -c '%n %U:%G %a' "$n"
+		[ "$(stat -c '%G %a' "$n")" = "gpiod-broker 660" ] || bad=1
+	done
+	[ "$bad" -eq 0 ]
+}
+check "udev: /dev/gpiochip* group gpiod-broker, mode 0660" t_udev
+
+t_security() {
+	systemd-analyze security --no-pager "$unit" > "$T/security" 2>&1
+	score=$(sed -n 's/.*Overall exposure level for gpiod-broker.service: \([0-9.]*\).*/\1/p' "$T/security")
+	echo "exposure ${score:-unknown}"
+	grep -v '^  ✓' "$T/security" | tail -n 25
+	[ -n "$score" ] && systemd-analyze security --no-pager --threshold=15 "$unit" >/dev/null 2>&1
+}
+t_security > "$diag" 2>&1 && pass "systemd-analyze security on the running unit: $(head -n1 "$diag") <= 1.5" \
+	|| fail "systemd-analyze security on the running unit: exposure <= 1.5"
+
+# --- restarts that keep an output ---------------------------------------------------
+
+chip=$(sim_chip_dev gbsim0)
+lamp_value=$(sim_line_dir gbsim0 0)/value
+
+t_set() {
+	as_user gpiobrokerctl set lamp=1 > "$T/lamp-path" || return 1
+	path=$(cat "$T/lamp-path")
+	echo "request $path, level $(cat "$lamp_value")"
+	echo "fds in systemd's fd store: $(prop NFileDescriptorStore)"
+	case $path in /org/gpiodbroker1/request/*) ;; *) return 1 ;; esac
+	[ "$(cat "$lamp_value")" = 1 ] && [ "$(prop NFileDescriptorStore)" = 1 ]
+}
+check "a persistent output: gpiobrokerctl set lamp=1 as gb-user drives the line high, its fd in the fd store" t_set
+lamp_path=$(cat "$T/lamp-path" 2>/dev/null || echo none)
+
+# The sampler reads the simulator's view of the line (what the pin is driven to)
+# in a loop, from before the broker goes down until the new one is ready, and
+# counts every sample that is not 1.
+sampler_start() {
+	rm -f "$T/sampler.stop" "$T/samples"
+	(
+		n=0; bad=0
+		while [ ! -e "$T/sampler.stop" ]; do
+			read -r v < "$lamp_value"
+			n=$((n + 1))
+			[ "$v" = 1 ] || bad=$((bad + 1))
+		done
+		echo "$n $bad" > "$T/samples"
+	) &
+	sampler=$!
+}
+sampler_stop() {
+	touch "$T/sampler.stop"
+	wait "$sampler"
+	samples=0 glitches=0
+	read -r samples glitches < "$T/samples"
+}
+new_broker_ready() {
+	p=$(prop MainPID)
+	[ "$p" != 0 ] && [ "$p" != "$1" ] && [ "$(prop SubState)" = running ]
+}
+request_kept() {
+	as_user gpiobrokerctl requests > "$T/requests" || return 1
+	grep -q "^$lamp_path	" "$T/requests"
+}
+
+# t_survive HOW COMMAND...: COMMAND takes the broker down; the next broker must be
+# ready within 30 s with the output never changed and the request at its path.
+t_survive() {
+	how=$1; shift
+	old=$(prop MainPID)
+	restarts=$(prop NRestarts)
+	since=$(date +%s)
+	sampler_start
+	"$@"
+	wait_until 30 new_broker_ready "$old"; up=$?
+	request_kept; kept=$?
+	sampler_stop
+	new=$(prop MainPID)
+	echo "$how: broker $old -> $new, NRestarts $restarts -> $(prop NRestarts)"
+	echo "sampler: $samples samples of the line, $glitches not 1; level now $(cat "$lamp_value")"
+	echo "fds in the fd store: $(prop NFileDescriptorStore)"
+	echo "requests after:"; cat "$T/requests"
+	[ "$up" -eq 0 ] && [ "$kept" -eq 0 ] && [ "$samples" -ge 10 ] && [ "$glitches" -eq 0 ] &&
+		[ "$(cat "$lamp_value")" = 1 ] && [ "$(prop NFileDescriptorStore)" = 1 ] || return 1
+	case $how in
+	kill|watchdog) [ "$(prop NRestarts)" -eq $((restarts + 1)) ] || return 1 ;;
+	esac
+	if [ "$how" = watchdog ]; then
+		journalctl -u "$unit" --since "@$since" --no-pager -q | grep -i watchdog
+		journalctl -u "$unit" --since "@$since" --no-pager -q | grep -q 'Watchdog timeout' || return 1
+	fi
+}
+stop_broker() { kill -STOP "$(prop MainPID)"; }
+
+t_survive kill systemctl kill -s KILL "$unit" > "$diag" 2>&1 \
+	&& pass "systemctl kill -s KILL: restarted, output never changed ($samples samples), same request $lamp_path" \
+	|| fail "systemctl kill -s KILL: restarted, output never changed, same request $lamp_path"
+t_survive restart systemctl restart "$unit" > "$diag" 2>&1 \
+	&& pass "systemctl restart: output never changed ($samples samples), same request $lamp_path" \
+	|| fail "systemctl restart: output never changed, same request $lamp_path"
+t_survive watchdog stop_broker > "$diag" 2>&1 \
+	&& pass "watchdog (broker SIGSTOPped, WatchdogSec=4s): killed and restarted, output never changed ($samples samples), same request" \
+	|| fail "watchdog (broker SIGSTOPped, WatchdogSec=4s): killed and restarted, output never changed, same request"
+
+# --- hot-plug ------------------------------------------------------------------------
+
+chip_listed() { as_user gpiobrokerctl detect | grep -q "\[$1\]"; }
+t_hotplug_add() {
+	dev=$(sim_chip_add gbsim1:4) || return 1
+	echo "added $dev"
+	wait_until 15 chip_listed gbsim1 || { as_user gpiobrokerctl detect; return 1; }
+	busctl --system introspect org.gpiodbroker1 "/org/gpiodbroker1/chip/$dev" >/dev/null || return 1
+	stat -c '%n %G %a' "/dev/$dev"
+	[ "$(stat -c '%G %a' "/dev/$dev")" = "gpiod-broker 660" ]
+}
+check "hot-plug: a gpio-sim chip made through configfs appears on the bus (udev group and mode set)" t_hotplug_add
+t_hotplug_remove() {
+	sim_chip_remove gbsim1 || return 1
+	wait_until 15 eval '! chip_listed gbsim1' || { as_user gpiobrokerctl detect; return 1; }
+	chip_listed gbsim0
+}
+check "hot-plug: the chip removed through configfs disappears from the bus, the others stay" t_hotplug_remove
+
+# --- reload ------------------------------------------------------------------------
+
+t_reload() {
+	pid=$(prop MainPID)
+	as_user gpiobrokerctl find doorbell && { echo "doorbell known before the reload"; return 1; }
+	cp "$T/20-reload.conf" /etc/gpiod-broker/policy.d/20-reload.conf
+	systemctl reload "$unit" || return 1
+	# ExecReload calls ReloadPolicy and waits for its reply.
+	wait_until 10 as_user gpiobrokerctl find doorbell || return 1
+	as_user gpiobrokerctl find doorbell
+	echo "MainPID $pid -> $(prop MainPID), lamp level $(cat "$lamp_value")"
+	[ "$(prop MainPID)" = "$pid" ] && [ "$(cat "$lamp_value")" = 1 ] && request_kept
+}
+check "systemctl reload: a policy file added is in force (alias doorbell found), same process, requests kept" t_reload
+
+t_reload_rejected() {
+	printf '[line broken]\nchip = gbsim0\nbogus = 1\n' > /etc/gpiod-broker/policy.d/30-broken.conf
+	chmod 644 /etc/gpiod-broker/policy.d/30-broken.conf
+	if systemctl reload "$unit" > "$T/reload.out" 2>&1; then
+		echo "systemctl reload succeeded with a broken policy"; rm -f /etc/gpiod-broker/policy.d/30-broken.conf
+		return 1
+	fi
+	cat "$T/reload.out"
+	echo "StatusText=$(prop StatusText)"
+	st=$(prop StatusText)
+	rm -f /etc/gpiod-broker/policy.d/30-broken.conf
+	systemctl reload "$unit" || return 1
+	case "$st" in "policy REJECTED (1 error, see journal): running with the previous policy") ;; *) return 1 ;; esac
+	as_user gpiobrokerctl find doorbell && request_kept
+}
+check "systemctl reload of a broken policy fails, StatusText says REJECTED, the policy in force stays" t_reload_rejected
+
+# --- stop --------------------------------------------------------------------------
+
+t_stop() {
+	systemctl stop "$unit" || return 1
+	echo "after stop: $(prop ActiveState), level $(cat "$lamp_value")"
+	gpioinfo -c "$chip" 0 || true
+	echo "/run/gpiod-broker: $(ls -A /run/gpiod-broker 2>&1 | tr '\n' ' ')"
+	echo "fds in the fd store: $(prop NFileDescriptorStore)"
+	[ "$(prop ActiveState)" = inactive ] && [ "$(cat "$lamp_value")" = 0 ] &&
+		[ "$(prop NFileDescriptorStore)" = 0 ] || return 1
+	# The kernel has no request left on the line either: nobody holds a copy.
+	! gpioinfo -c "$chip" 0 | grep -q consumer || return 1
+	[ -d /run/gpiod-broker ] && [ -z "$(ls -A /run/gpiod-broker)" ]
+}
+check "systemctl stop: the output goes to its safe state (low, released), fd store and /run/gpiod-broker empty" t_stop
+
+t_start_clean() {
+	systemctl start "$unit" || return 1
+	as_user gpiobrokerctl requests > "$T/requests" || return 1
+	echo "requests after a fresh start:"; cat "$T/requests"
+	[ ! -s "$T/requests" ] && [ "$(cat "$lamp_value")" = 0 ]
+}
+check "systemctl start after the stop: nothing taken over, the line stays low" t_start_clean
+
+check "end: no failed units" t_no_failed
+
+# --- the journal ----------------------------------------------------------------------
+
+t_journal() {
+	# What the broker's processes logged at warning or worse (PID 1's own
+	# messages about the kills above are not the broker's), less the errors of the
+	# broken policy t_reload_rejected provoked on purpose.
+	journalctl -b _SYSTEMD_UNIT="$unit" -p warning --no-pager -q -o short-monotonic |
+		grep -v -e '30-broken.conf' -e 'policy in /etc/gpiod-broker/policy.d rejected' > "$T/warnings"
+	cat "$T/warnings"
+	[ ! -s "$T/warnings" ]
+}
+check "journal: the broker logged no warnings" t_journal
+
+journalctl -b --no-pager -o short-monotonic > "$T/journal.txt" 2>&1
+echo done > "$T/finished"

@@ -1,0 +1,135 @@
+#!/bin/sh
+# The real-systemd bench: boot User-Mode Linux with systemd 252 as PID 1 on a Debian 12
+# root, with gpiod-broker installed by "make install", and check the unit, its
+# hardening, D-Bus activation, restarts that keep an output, hot-plug, reload and
+# stop under the real service manager and a real system bus daemon. TAP output.
+#
+#   tests/systemd/test-pid1.sh dbus-daemon|dbus-broker
+#
+# 1. the bench kernel (tests/bench/build-kernel) and the root tarball
+#    (tests/systemd/build-root), both cached outside the tree;
+# 2. a build of this source configured as a distribution would
+#    (--prefix=/usr --sysconfdir=/etc), shared by both variants;
+# 3. a fresh copy of the root, "make install DESTDIR=" of that build into it, the
+#    bench's units (guest/), and the bus daemon of the variant as dbus.service;
+# 4. boot it (root=/dev/root rootfstype=hostfs init=/lib/systemd/systemd): a oneshot
+#    unit makes the gpio-sim chips before sysinit, gb-test.service runs
+#    guest/checks.sh after multi-user.target and powers off;
+# 5. read the checks' TAP lines from the root and number them.
+# Work files go to tests/systemd/ under the current (build) directory, or
+# GB_SYSTEMD_WORKDIR; the root is deleted after a passing run, the console log and
+# the guest's journal are kept.
+set -u
+
+variant=${1:-}
+case $variant in
+dbus-daemon|dbus-broker) ;;
+*) echo "usage: $0 dbus-daemon|dbus-broker" >&2; exit 2 ;;
+esac
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+work=${GB_SYSTEMD_WORKDIR:-$PWD/tests/systemd}
+timeout=${GB_SYSTEMD_TIMEOUT:-600}
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+root=$work/root-$variant
+n=0; failed=0
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+# A setup step that failed: nothing else can run.
+bail() {
+	not_ok "$1"
+	[ -n "${2:-}" ] && [ -f "$2" ] && tail -n 30 "$2" | sed 's/^/# /'
+	echo "1..$n"
+	exit 1
+}
+# make from a test run: the parent's jobserver is not ours.
+submake() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory "$@"; }
+
+[ "$(id -u)" -eq 0 ] || bail "the real-systemd bench needs root (hostfs root with its owners, mmdebstrap)"
+t0=$(date +%s)
+
+kernel=$("$top/tests/bench/build-kernel" 2>"$work/kernel-build.log") \
+	|| bail "bench kernel (tests/bench/build-kernel)" "$work/kernel-build.log"
+tarball=$("$top/tests/systemd/build-root" 2>"$work/root-build.log") \
+	|| bail "Debian 12 root (tests/systemd/build-root)" "$work/root-build.log"
+t1=$(date +%s)
+
+# One build for both variants; the second waits for the first.
+bld=$work/build
+exec 8>"$work/build.lock"
+flock 8
+if [ ! -f "$bld/Makefile" ]; then
+	mkdir -p "$bld"
+	(cd "$bld" && "$top/configure" --quiet --prefix=/usr --sysconfdir=/etc \
+		--localstatedir=/var --disable-fuzzing) > "$work/build.log" 2>&1 \
+		|| bail "configure --prefix=/usr --sysconfdir=/etc (for make install)" "$work/build.log"
+fi
+submake -C "$bld" -j"$(nproc)" >> "$work/build.log" 2>&1 \
+	|| bail "build for make install" "$work/build.log"
+
+rm -rf "$root"
+mkdir -p "$root"
+# Numeric owners: the root's users are not the host's.
+tar -xf "$tarball" -C "$root" --numeric-owner || bail "unpack $tarball"
+submake -C "$bld" install DESTDIR="$root" > "$work/install-$variant.log" 2>&1 \
+	|| bail "make install DESTDIR=$root" "$work/install-$variant.log"
+flock -u 8
+exec 8>&-
+ok "make install DESTDIR= into a fresh copy of the root ($tarball)"
+t2=$(date +%s)
+
+g=$here/guest
+sd=$root/etc/systemd/system
+mkdir -p "$root/gb-test" "$sd/sysinit.target.wants" "$sd/multi-user.target.wants" \
+	"$sd/gpiod-broker.service.d"
+cp "$g/checks.sh" "$g/20-reload.conf" "$top/tests/bench/gpiosim.sh" "$root/gb-test/"
+echo "$variant" > "$root/gb-test/variant"
+cp "$g/gb-gpiosim.service" "$g/gb-test.service" "$sd/"
+ln -s ../gb-gpiosim.service "$sd/sysinit.target.wants/gb-gpiosim.service"
+ln -s ../gb-test.service "$sd/multi-user.target.wants/gb-test.service"
+cp "$g/watchdog.conf" "$sd/gpiod-broker.service.d/50-bench-watchdog.conf"
+cp "$g/10-bench.conf" "$root/etc/gpiod-broker/policy.d/10-bench.conf"
+
+# The root has both bus daemons. Debian's dbus-broker package enables itself as
+# dbus.service (an alias in /etc); without the alias dbus.service is dbus-daemon.
+case $variant in
+dbus-daemon) rm -f "$sd/dbus.service" "$root/etc/systemd/user/dbus.service" ;;
+dbus-broker) [ "$(readlink "$sd/dbus.service")" = /lib/systemd/system/dbus-broker.service ] \
+	|| bail "dbus-broker is dbus.service in the root (/etc/systemd/system/dbus.service)" ;;
+esac
+
+# con0: the console to a log file, no input; kernel messages (stderr) to another.
+timeout -k 10 "$timeout" "$kernel" mem=768M root=/dev/root rootfstype=hostfs \
+	rootflags="$root" rw init=/lib/systemd/systemd quiet \
+	con0=null,fd:1 con=null ssl=null \
+	</dev/null >"$work/console-$variant.log" 2>"$work/kernel-$variant.log"
+status=$?
+t3=$(date +%s)
+
+res=$root/gb-test/results.tap
+if [ -f "$res" ]; then
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "${line#ok - }" ;;
+		"not ok - "*) not_ok "${line#not ok - }" ;;
+		*) echo "$line" ;;
+		esac
+	done < "$res"
+fi
+[ -f "$root/gb-test/journal.txt" ] && cp "$root/gb-test/journal.txt" "$work/journal-$variant.txt"
+if [ -f "$root/gb-test/finished" ]; then
+	ok "the guest ran every check and powered off"
+else
+	not_ok "the guest ran every check and powered off (exit $status after $((t3 - t2)) s)"
+	echo "# console ($work/console-$variant.log):"
+	tr -d '\r' < "$work/console-$variant.log" | tail -n 40 | sed 's/^/# /'
+	echo "# kernel:"
+	tail -n 10 "$work/kernel-$variant.log" | sed 's/^/# /'
+fi
+echo "# times: kernel and root $((t1 - t0)) s, build and install $((t2 - t1)) s, boot and checks $((t3 - t2)) s"
+echo "1..$n"
+[ "$failed" -eq 0 ] && rm -rf "$root"
+[ "$failed" -eq 0 ]
