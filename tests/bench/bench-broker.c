@@ -31,6 +31,7 @@
 #include "gpiosim.h"
 #include "procstat.h"
 #include "testmain.h"
+#include "timing.h"
 
 /* Linux 6.1 has 512 GPIO numbers in all (ARCH_NR_GPIOS): one chip takes them all. */
 #define NUM_LINES   512
@@ -68,30 +69,15 @@ static void target(const char *name, double v, double limit, const char *what)
 	fflush(stdout);
 }
 
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 struct pct { double p50, p99; };
 
 static struct pct pct_us(long long *v, int n)
 {
 	struct pct p;
 
-	qsort(v, n, sizeof(*v), cmp_ll);
-	p.p50 = v[n / 2] / 1e3;
-	p.p99 = v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] / 1e3;
+	gb_sort_samples(v, n);
+	p.p50 = gb_percentile(v, n, 50) / 1e3;
+	p.p99 = gb_percentile(v, n, 99) / 1e3;
 	return p;
 }
 
@@ -122,17 +108,17 @@ static void direct_setget(struct pct *set, struct pct *get)
 	lr = gpiod_chip_request_lines(gc, NULL, lc);
 	ck_assert_ptr_nonnull(lr);
 	for (int i = 0; i < iters; i++) {
-		long long t0 = now_ns();
+		long long t0 = gb_now_ns();
 
 		ck_assert_int_eq(gpiod_line_request_set_value(lr, off, i & 1), 0);
-		t[i] = now_ns() - t0;
+		t[i] = gb_now_ns() - t0;
 	}
 	*set = pct_us(t, iters);
 	for (int i = 0; i < iters; i++) {
-		long long t0 = now_ns();
+		long long t0 = gb_now_ns();
 
 		ck_assert_int_ge(gpiod_line_request_get_value(lr, off), 0);
-		t[i] = now_ns() - t0;
+		t[i] = gb_now_ns() - t0;
 	}
 	*get = pct_us(t, iters);
 	gpiod_line_request_release(lr);
@@ -164,7 +150,7 @@ static void direct_edges(struct pct *lat)
 		ck_assert_int_eq(gb_wait_readable(gpiod_line_request_get_fd(lr), 5000), 1);
 		ck_assert_int_ge(gpiod_line_request_read_edge_events(lr, buf, 4), 1);
 		ev = gpiod_edge_event_buffer_get_event(buf, 0);
-		t[i] = now_ns() - (long long)gpiod_edge_event_get_timestamp_ns(ev);
+		t[i] = gb_now_ns() - (long long)gpiod_edge_event_get_timestamp_ns(ev);
 	}
 	*lat = pct_us(t, edges);
 	gpiod_line_request_release(lr);
@@ -182,10 +168,10 @@ static struct pct bus_rtt(sd_bus *bus, const char *dest, const char *path, const
 	struct pct p;
 
 	for (int i = 0; i < iters; i++) {
-		long long t0 = now_ns();
+		long long t0 = gb_now_ns();
 
 		ck_assert_int_ge(sd_bus_call_method(bus, dest, path, iface, member, NULL, NULL, ""), 0);
-		t[i] = now_ns() - t0;
+		t[i] = gb_now_ns() - t0;
 	}
 	p = pct_us(t, iters);
 	free(t);
@@ -223,17 +209,17 @@ static void broker_setget(struct gpiobroker *b, struct pct *set, struct pct *get
 	r = gpiobroker_request(b, spec(LINE_OUT), "bench", &s);
 	ck_assert_ptr_nonnull(r);
 	for (int i = 0; i < iters; i++) {
-		long long t0 = now_ns();
+		long long t0 = gb_now_ns();
 
 		ck_assert_int_eq(gpiobroker_set_value(r, 0, i & 1), 0);
-		t[i] = now_ns() - t0;
+		t[i] = gb_now_ns() - t0;
 	}
 	*set = pct_us(t, iters);
 	for (int i = 0; i < iters; i++) {
-		long long t0 = now_ns();
+		long long t0 = gb_now_ns();
 
 		ck_assert_int_ge(gpiobroker_get_value(r, 0), 0);
-		t[i] = now_ns() - t0;
+		t[i] = gb_now_ns() - t0;
 	}
 	*get = pct_us(t, iters);
 	ck_assert_int_eq(gpiobroker_free(r), 0);
@@ -249,7 +235,7 @@ struct edge_rec {
 static void on_edge(struct gpiobroker_request *req, const struct gpiobroker_event *ev, void *ud)
 {
 	struct edge_rec *rec = ud;
-	long long now = now_ns();
+	long long now = gb_now_ns();
 
 	if (gpiobroker_event_get_type(ev) != GPIOBROKER_EVENT_EDGE)
 		return;

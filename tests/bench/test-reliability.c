@@ -33,6 +33,7 @@
 #include "gpiosim.h"
 #include "procstat.h"
 #include "testmain.h"
+#include "timing.h"
 
 /* Linux 6.1 (the bench's kernel) numbers GPIOs globally and has 512 numbers
  * (ARCH_NR_GPIOS): no more lines than that can exist at once, across all chips. */
@@ -69,14 +70,6 @@ static int count(int full_n, int check_n, int valgrind_n)
 	return full() ? full_n : check_n;
 }
 
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void setup(void)
 {
 	/* 1000 client connections here, a line request fd each in the broker. */
@@ -102,13 +95,6 @@ static void assert_broker_alive(sd_bus *bus)
 					    "Ping", NULL, NULL, ""), 0);
 }
 
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* --- kill storm -------------------------------------------------------------- */
 
 #define STORM_LINES 16
@@ -127,7 +113,7 @@ START_TEST(test_kill_storm)
 	for (unsigned int i = 0; i < STORM_LINES; i++)
 		ck_assert_ptr_nonnull(gpiod_chip_watch_line_info(gc, i));
 	srand(7);
-	long long t_start = now_ns();
+	long long t_start = gb_now_ns();
 	for (int k = 0; k < n; k++) {
 		unsigned int off = k % STORM_LINES;
 		char name[128] = "";
@@ -160,7 +146,7 @@ START_TEST(test_kill_storm)
 		ck_assert_int_gt(len, 0);
 		name[len] = '\0';
 		usleep(rand() % 10001); /* 0-10 ms: before, during or after the request */
-		killed = now_ns();
+		killed = gb_now_ns();
 		kill(pid, SIGKILL);
 		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 
@@ -192,16 +178,16 @@ START_TEST(test_kill_storm)
 			refused++; /* killed before the request was made (or answered) */
 		if (k % 100 == 99) {
 			assert_broker_alive(bus);
-			fprintf(stderr, "kill storm: %d kills, %.1f s\n", k + 1, (now_ns() - t_start) / 1e9);
+			fprintf(stderr, "kill storm: %d kills, %.1f s\n", k + 1, (gb_now_ns() - t_start) / 1e9);
 		}
 	}
 	assert_broker_alive(bus);
-	qsort(lat, released, sizeof(*lat), cmp_ll);
+	gb_sort_samples(lat, released);
 	printf("# kill storm: %d kills, %d released after the kill, %d killed before holding, "
 	       "0 left held\n", n, released, refused);
 	if (released)
 		printf("# kill-to-release: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
-		       lat[released / 2] / 1e6, lat[released * 99 / 100] / 1e6,
+		       gb_percentile(lat, released, 50) / 1e6, gb_percentile(lat, released, 99) / 1e6,
 		       lat[released - 1] / 1e6);
 	ck_assert_msg(released > 0, "no kill came after the request: the storm tested nothing");
 	free(lat);
@@ -221,7 +207,7 @@ START_TEST(test_many_clients)
 	sd_bus *bus = gb_connect(0);
 	sd_bus_message *reply = NULL;
 	long rss0 = gb_proc_rss_kib(broker), rss1;
-	long long t_start = now_ns();
+	long long t_start = gb_now_ns();
 	int listed = 0;
 
 	ck_assert_ptr_nonnull(c);
@@ -231,7 +217,7 @@ START_TEST(test_many_clients)
 		char spec[64];
 
 		if (i % 100 == 0)
-			fprintf(stderr, "many clients: %d, %.1f s\n", i, (now_ns() - t_start) / 1e9);
+			fprintf(stderr, "many clients: %d, %.1f s\n", i, (gb_now_ns() - t_start) / 1e9);
 		c[i] = gb_connect(uids[i % 4]);
 		snprintf(spec, sizeof(spec), "%s:%d", chip, i % holders);
 		if (i < holders) {

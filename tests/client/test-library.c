@@ -22,6 +22,7 @@
 #include "gpiobroker.h"
 #include "gpiosim.h"
 #include "testmain.h"
+#include "timing.h"
 
 static const char *const names[8] = { "led", "button", "reset", "motor", "door", NULL, NULL, "spare" };
 static struct gb_sim_chip *sim;
@@ -54,14 +55,6 @@ static struct gpiobroker *open_as(uid_t uid)
 	ck_assert_ptr_nonnull(b);
 	sd_bus_unref(bus); /* the library holds its own reference */
 	return b;
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
 static void pace(void)
@@ -110,7 +103,7 @@ static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event
  */
 static bool wait_count(struct gpiobroker *b, const int *count, int target, int timeout_ms)
 {
-	long deadline = now_ms() + (long)timeout_ms * gb_slow();
+	long deadline = gb_now_ms() + (long)timeout_ms * gb_slow();
 
 	for (;;) {
 		struct pollfd p = { .fd = gpiobroker_get_fd(b) };
@@ -121,7 +114,7 @@ static bool wait_count(struct gpiobroker *b, const int *count, int target, int t
 		ck_assert_int_ge(r, 0);
 		if (*count >= target)
 			return true;
-		left = deadline - now_ms();
+		left = deadline - gb_now_ms();
 		if (left <= 0)
 			return false;
 		ck_assert_int_ge(p.fd, 0);

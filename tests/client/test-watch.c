@@ -18,6 +18,7 @@
 #include "gpiobroker.h"
 #include "gpiosim.h"
 #include "testmain.h"
+#include "timing.h"
 
 static const char *const names[4] = { "led", "button", "door", NULL };
 static struct gb_sim_chip *sim;
@@ -56,22 +57,14 @@ static struct gpiobroker *open_as(uid_t uid)
 	return b;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* Run connections until *count reaches target. */
 static bool wait_count(struct gpiobroker **bs, int nb, const int *count, int target, int timeout_ms)
 {
-	long deadline = now_ms() + (long)timeout_ms * gb_slow();
+	long deadline = gb_now_ms() + (long)timeout_ms * gb_slow();
 
 	while (*count < target) {
 		struct pollfd p[4];
-		long left = deadline - now_ms();
+		long left = deadline - gb_now_ms();
 		bool busy = false;
 
 		for (int i = 0; i < nb; i++) {

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "timing.h"
+
 #ifndef GB_BROKER_BIN
 #error "GB_BROKER_BIN must be defined by the build"
 #endif
@@ -21,19 +23,6 @@
 const char *gb_broker_bin(void)
 {
 	return GB_BROKER_BIN;
-}
-
-int gb_slow(void)
-{
-	return getenv("GB_TEST_VALGRIND") || getenv("GB_TEST_CALLGRIND") ? 20 : 1;
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
 sd_bus *gb_connect(uid_t uid)
@@ -175,7 +164,7 @@ pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
 		fprintf(f, "%d\n", (int)pid);
 		fclose(f);
 	}
-	deadline = now_ms() + 10000L * gb_slow();
+	deadline = gb_now_ms() + 10000L * gb_slow();
 	for (;;) {
 		sd_bus_error err = SD_BUS_ERROR_NULL;
 		sd_bus_message *reply = NULL;
@@ -191,7 +180,7 @@ pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
 			break;
 		ck_assert_msg(waitpid(pid, &status, WNOHANG) == 0, "broker exited at start (status %d)",
 			      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		ck_assert_msg(now_ms() < deadline, "broker did not appear on the bus");
+		ck_assert_msg(gb_now_ms() < deadline, "broker did not appear on the bus");
 		usleep(10000);
 	}
 	sd_bus_flush_close_unref(bus);
@@ -200,7 +189,7 @@ pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
 
 int gb_broker_wait_exit(pid_t pid, int timeout_ms)
 {
-	long deadline = now_ms() + timeout_ms;
+	long deadline = gb_now_ms() + timeout_ms;
 	int status;
 
 	for (;;) {
@@ -208,7 +197,7 @@ int gb_broker_wait_exit(pid_t pid, int timeout_ms)
 
 		if (r == pid)
 			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		if (r < 0 || now_ms() > deadline)
+		if (r < 0 || gb_now_ms() > deadline)
 			return -1;
 		usleep(10000);
 	}
@@ -230,10 +219,10 @@ int gb_broker_stop(pid_t pid)
 
 bool gb_bus_wait_count(sd_bus *bus, const int *counter, int target, int timeout_ms)
 {
-	long deadline = now_ms() + (long)timeout_ms * gb_slow();
+	long deadline = gb_now_ms() + (long)timeout_ms * gb_slow();
 
 	while (*counter < target) {
-		long left = deadline - now_ms();
+		long left = deadline - gb_now_ms();
 		int r = sd_bus_process(bus, NULL);
 
 		ck_assert_int_ge(r, 0);
@@ -319,12 +308,12 @@ bool gb_line_prop_bool(sd_bus *bus, const char *chip, unsigned int off, const ch
 
 bool gb_wait_line_used(sd_bus *bus, const char *chip, unsigned int off, bool used, int timeout_ms)
 {
-	long deadline = now_ms() + (long)timeout_ms * gb_slow();
+	long deadline = gb_now_ms() + (long)timeout_ms * gb_slow();
 	char *path = line_path(chip, off);
 	bool ok = false;
 
 	/* The line may not be an object yet (a chip just plugged in): keep asking. */
-	while (!ok && now_ms() <= deadline) {
+	while (!ok && gb_now_ms() <= deadline) {
 		sd_bus_error err = SD_BUS_ERROR_NULL;
 		int v = -1;
 

@@ -15,6 +15,7 @@
 #include <systemd/sd-bus.h>
 
 #include "org.gpiodbroker1.h"
+#include "timing.h"
 
 /* Test users made by the bench (tests/bench/guest-init). */
 #define UID_ALICE 60001
@@ -85,11 +86,11 @@ bool gb_line_prop_bool(sd_bus *bus, const char *chip, unsigned int off, const ch
 /** Poll (every 10 ms, up to @p timeout_ms) until the line's Used property is @p used. */
 bool gb_wait_line_used(sd_bus *bus, const char *chip, unsigned int off, bool used, int timeout_ms);
 
-/** Path of the broker binary under test. */
+/**
+ * Path of the broker binary under test. GB_TEST_VALGRIND=1 runs it under valgrind
+ * (exit status 97 on errors), GB_TEST_CALLGRIND=FILE under callgrind, writing its
+ * profile to FILE (see timing.h for the slower timeouts).
+ */
 const char *gb_broker_bin(void);
-
-/** Multiplier for timeouts (valgrind is ~20x slower). GB_TEST_CALLGRIND=FILE runs the
- * broker under callgrind instead, writing its profile to FILE. */
-int gb_slow(void);
 
 #endif

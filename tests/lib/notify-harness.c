@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "brokertest.h"
+#include "timing.h"
 
 #define SOCK_PATH "/run/gb-test-notify.sock"
 #define MAX_FDS 256
@@ -48,14 +49,6 @@ struct gb_harness {
 	int child_log;
 	char listen_pid[32];
 };
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 /* systemd keeps one copy of an fd sent twice (same open file: kcmp). */
 static bool same_file(int a, int b)
@@ -292,7 +285,7 @@ pid_t gb_harness_start(struct gb_harness *h, const char *policy, const char *con
 
 	if (!with_socket)
 		return pid;
-	deadline = now_ms() + 10000L * gb_slow();
+	deadline = gb_now_ms() + 10000L * gb_slow();
 	for (;;) {
 		bool ready;
 
@@ -301,7 +294,7 @@ pid_t gb_harness_start(struct gb_harness *h, const char *policy, const char *con
 		pthread_mutex_unlock(&h->lock);
 		if (ready)
 			break;
-		ck_assert_msg(now_ms() < deadline, "broker did not send READY=1");
+		ck_assert_msg(gb_now_ms() < deadline, "broker did not send READY=1");
 		usleep(5000);
 	}
 	return pid;
@@ -319,10 +312,10 @@ int gb_harness_n_fds(struct gb_harness *h)
 
 bool gb_harness_wait_n_fds(struct gb_harness *h, int n, int timeout_ms)
 {
-	long deadline = now_ms() + (long)timeout_ms * gb_slow();
+	long deadline = gb_now_ms() + (long)timeout_ms * gb_slow();
 
 	while (gb_harness_n_fds(h) != n) {
-		if (now_ms() > deadline)
+		if (gb_now_ms() > deadline)
 			return false;
 		usleep(5000);
 	}
@@ -342,7 +335,7 @@ bool gb_harness_has_fd(struct gb_harness *h, const char *name)
 
 bool gb_harness_wait_removed(struct gb_harness *h, const char *name, int timeout_ms)
 {
-	long deadline = now_ms() + (long)timeout_ms * gb_slow();
+	long deadline = gb_now_ms() + (long)timeout_ms * gb_slow();
 
 	for (;;) {
 		bool found = false;
@@ -353,7 +346,7 @@ bool gb_harness_wait_removed(struct gb_harness *h, const char *name, int timeout
 		pthread_mutex_unlock(&h->lock);
 		if (found)
 			return true;
-		if (now_ms() > deadline)
+		if (gb_now_ms() > deadline)
 			return false;
 		usleep(5000);
 	}
@@ -371,7 +364,7 @@ void gb_harness_flush(struct gb_harness *h)
 void gb_broker_kill(pid_t pid)
 {
 	sd_bus *bus = gb_connect(0);
-	long deadline = now_ms() + 10000L * gb_slow();
+	long deadline = gb_now_ms() + 10000L * gb_slow();
 
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
@@ -390,7 +383,7 @@ void gb_broker_kill(pid_t pid)
 		sd_bus_error_free(&err);
 		if (!has)
 			break;
-		ck_assert_msg(now_ms() < deadline, "the killed broker's name did not go away");
+		ck_assert_msg(gb_now_ms() < deadline, "the killed broker's name did not go away");
 		usleep(5000);
 	}
 	sd_bus_flush_close_unref(bus);
