@@ -79,9 +79,7 @@ static void expect_limit(sd_bus *bus, unsigned int first, unsigned int n, bool p
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 
 	ck_assert_int_lt(request_n(bus, first, n, persistent, NULL, &err), 0);
-	ck_assert_msg(sd_bus_error_has_name(&err, LIMITS_EXCEEDED), "got %s: %s", err.name,
-		      err.message);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, LIMITS_EXCEEDED, NULL);
 	/* Nothing was taken. */
 	for (unsigned int i = 0; i < n; i++)
 		ck_assert(!gb_line_prop_bool(bus, chip, first + i, "Used"));

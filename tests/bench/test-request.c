@@ -105,8 +105,7 @@ START_TEST(test_exclusive)
 	sd_bus_error_free(&err);
 	/* Another connection of the same user is another client too. */
 	ck_assert_int_lt(gb_request(a2, "again", "gbreq:1", "input", -1, NULL, false, NULL, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_BUSY, NULL);
 	free(path);
 	sd_bus_flush_close_unref(a);
 	sd_bus_flush_close_unref(a2);
@@ -129,8 +128,7 @@ START_TEST(test_atomic)
 			       "reset", 1, "direction", "s", "input",
 			       "motor", 1, "direction", "s", "input", 0);
 	ck_assert_int_lt(r, 0);
-	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_BUSY, NULL);
 	ck_assert(!kernel_used(0, NULL, 0));
 	ck_assert(!kernel_used(2, NULL, 0));
 
@@ -145,9 +143,7 @@ START_TEST(test_atomic)
 			       "led", 1, "direction", "s", "output",
 			       "gbhog:2", 1, "direction", "s", "input", 0);
 	ck_assert_int_lt(r, 0);
-	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
-	ck_assert_msg(strstr(err.message, "kernel-driver"), "%s", err.message);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_BUSY, "kernel-driver");
 	ck_assert(!kernel_used(0, NULL, 0));
 	ck_assert(!gb_line_prop_bool(a, chip, 0, "Used"));
 
@@ -242,12 +238,10 @@ START_TEST(test_persistent_survives)
 	ck_assert_int_ge(gb_set_value(alice, path, 0, false, &err), 0);
 	ck_assert_int_eq(gb_sim_get_value(sim, 3), 0);
 	ck_assert_int_lt(gb_set_value(bob, path, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_PERMISSION, NULL);
 	ck_assert_int_eq(gb_sim_get_value(sim, 3), 0);
 	ck_assert_int_lt(sd_bus_call_method(bob, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_PERMISSION, NULL);
 	/* Root may release it. */
 	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
 	ck_assert(!kernel_used(3, NULL, 0));
@@ -267,8 +261,7 @@ START_TEST(test_managed_owner_only)
 	ck_assert_int_ge(gb_request(a, "mine", "led", "output", 0, NULL, false, &path, &err), 0);
 	/* Managed: the owning connection only, even for the same uid. */
 	ck_assert_int_lt(gb_set_value(a2, path, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_PERMISSION, NULL);
 	ck_assert_int_eq(gb_sim_get_value(sim, 0), 0);
 	free(path);
 	sd_bus_flush_close_unref(a);
@@ -299,8 +292,7 @@ START_TEST(test_values)
 
 	/* set on an input is an error, not a no-op */
 	ck_assert_int_lt(gb_set_value(bus, in, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_NOT_OUTPUT);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_NOT_OUTPUT, NULL);
 
 	/* Many lines: one call, values in request order; empty index list = all. */
 	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", &err, &reply,
@@ -355,14 +347,12 @@ START_TEST(test_direction)
 	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "SetDirectionInput", &err,
 					    NULL, "au", 0), 0);
 	ck_assert_int_lt(gb_set_value(bus, path, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_NOT_OUTPUT);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_NOT_OUTPUT, NULL);
 
 	/* Reconfigure to output must say which level. */
 	ck_assert_int_lt(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Reconfigure", &err, NULL,
 					    "a(ua{sv})", 1, 0, 1, "direction", "s", "output"), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_INVALID_ARGS);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_INVALID_ARGS, NULL);
 	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Reconfigure", &err, NULL,
 					    "a(ua{sv})", 1, 0, 3, "direction", "s", "output",
 					    "value", "b", 1, "active-low", "b", 1), 0);
@@ -373,27 +363,7 @@ START_TEST(test_direction)
 }
 END_TEST
 
-#define expect_error(...) expect_error_at(__LINE__, __VA_ARGS__)
-static void expect_error_at(int line, sd_bus *bus, const char *want, const char *path,
-			    const char *iface, const char *member, const char *types, ...)
-{
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	sd_bus_message *m = NULL;
-	va_list ap;
-	int r;
-
-	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_BUS_NAME, path, iface, member), 0);
-	va_start(ap, types);
-	ck_assert_int_ge(sd_bus_message_appendv(m, types, ap), 0);
-	va_end(ap);
-	r = sd_bus_call(bus, m, 0, &err, NULL);
-	ck_assert_msg(r < 0, "line %d: %s(%s) unexpectedly succeeded", line, member, types);
-	ck_assert_msg(strcmp(err.name, want) == 0, "line %d: %s(%s): got %s (%s), want %s", line,
-		      member, types, err.name, err.message, want);
-	ck_assert_msg(err.message && *err.message, "error without a message");
-	sd_bus_error_free(&err);
-	sd_bus_message_unref(m);
-}
+#define expect_error gb_call_expect_error
 
 #define INVALID GB_ERROR_INVALID_ARGS
 #define NOTFOUND GB_ERROR_NOT_FOUND

@@ -96,40 +96,18 @@ static bool request_exists(sd_bus *bus, const char *path)
 static void check_request(sd_bus *bus, const char *path, const char *label, uid_t uid,
 			  bool persistent)
 {
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	char *s = NULL;
-	uint32_t u = 0;
-	int b = -1;
+	char *s = gb_get_prop_str(bus, path, GB_IFACE_REQUEST, "Label");
 
-	ck_assert_int_ge(sd_bus_get_property_string(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Label", &err, &s), 0);
 	ck_assert_str_eq(s, label);
 	free(s);
-	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "OwnerUid", &err,
-						     'u', &u), 0);
-	ck_assert_uint_eq(u, uid);
-	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Persistent", &err,
-						     'b', &b), 0);
-	ck_assert_int_eq(b, persistent);
+	ck_assert_uint_eq(gb_get_prop_u32(bus, path, GB_IFACE_REQUEST, "OwnerUid"), uid);
+	ck_assert_int_eq(gb_get_prop_bool(bus, path, GB_IFACE_REQUEST, "Persistent"), persistent);
 }
 
 /* Wait until @p name is gone from the bus (the broker may be down: no Ping). */
 static void wait_name_gone(sd_bus *bus, const char *name)
 {
-	for (int i = 0; i < 1000 * gb_slow(); i++) {
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		sd_bus_message *reply = NULL;
-		int has = 1;
-
-		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-				       "org.freedesktop.DBus", "NameHasOwner", &err, &reply, "s", name) >= 0)
-			sd_bus_message_read(reply, "b", &has);
-		sd_bus_message_unref(reply);
-		sd_bus_error_free(&err);
-		if (!has)
-			return;
-		usleep(10000);
-	}
-	ck_abort_msg("%s did not leave the bus", name);
+	ck_assert_msg(gb_wait_name(bus, name, false, 10000), "%s did not leave the bus", name);
 }
 
 /* A process that reads gpio-sim's value of line 0 in a loop, counting reads and
@@ -207,10 +185,8 @@ START_TEST(test_output_survives_kill)
 	ck_assert_int_ge(sd_bus_get_unique_name(alice, &unique), 0);
 	snprintf(me, sizeof(me), "%s", unique);
 	{
-		char *owner = NULL;
+		char *owner = gb_get_prop_str(root, path, GB_IFACE_REQUEST, "Owner");
 
-		ck_assert_int_ge(sd_bus_get_property_string(root, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Owner",
-							    &err, &owner), 0);
 		ck_assert_str_eq(owner, me);
 		free(owner);
 	}
@@ -265,8 +241,7 @@ START_TEST(test_persistent_comes_back)
 	check_request(alice, path2, "fan", UID_ALICE, true);
 	ck_assert_int_eq(gb_get_value(alice, path, 0, &err), 1);
 	ck_assert_int_lt(gb_set_value(alice, path2, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_NOT_OUTPUT);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_NOT_OUTPUT, NULL);
 	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, path2, GB_IFACE_REQUEST, "Release", &err, NULL,
 					    ""), 0);
 	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL,
@@ -421,25 +396,18 @@ START_TEST(test_corrupt_state)
 }
 END_TEST
 
-static int on_event(sd_bus_message *m, void *userdata, sd_bus_error *e)
-{
-	(*(int *)userdata)++;
-	return 0;
-}
-
 START_TEST(test_events_after_restart)
 {
 	sd_bus *alice = gb_connect(UID_ALICE);
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	sd_bus_slot *slot = NULL;
 	char *path = NULL;
-	uint64_t lost = 1;
 	int events = 0;
 
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
 	ck_assert_int_ge(gb_request(alice, "btn", "button", "input", -1, "both", false, &path, &err), 0);
 	ck_assert_int_ge(sd_bus_match_signal(alice, &slot, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Event",
-					     on_event, &events), 0);
+					     gb_bus_count_message, &events), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, true), 0);
 	ck_assert(gb_bus_wait_count(alice, &events, 1, 5000));
 
@@ -447,9 +415,7 @@ START_TEST(test_events_after_restart)
 	/* The new broker watches the adopted fd: the next edge reaches alice. */
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
 	ck_assert(gb_bus_wait_count(alice, &events, 2, 5000));
-	ck_assert_int_ge(sd_bus_get_property_trivial(alice, GB_BUS_NAME, path, GB_IFACE_REQUEST, "EventsLost",
-						     &err, 't', &lost), 0);
-	ck_assert_uint_eq(lost, 0); /* the new broker does not take the old one's events as lost */
+	ck_assert_uint_eq(gb_get_prop_u64(alice, path, GB_IFACE_REQUEST, "EventsLost"), 0); /* the new broker does not take the old one's events as lost */
 	free(path);
 	sd_bus_slot_unref(slot);
 	sd_bus_flush_close_unref(alice);
@@ -532,22 +498,8 @@ static pid_t fake_systemd_start(const char *job_type)
 				sd_bus_wait(me, UINT64_MAX);
 		}
 	}
-	for (int i = 0;; i++) {
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		sd_bus_message *reply = NULL;
-		int has = 0;
-
-		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-				       "org.freedesktop.DBus", "NameHasOwner", &err, &reply, "s",
-				       "org.freedesktop.systemd1") >= 0)
-			sd_bus_message_read(reply, "b", &has);
-		sd_bus_message_unref(reply);
-		sd_bus_error_free(&err);
-		if (has)
-			break;
-		ck_assert_msg(i < 1000 * gb_slow(), "the stand-in for systemd did not get on the bus");
-		usleep(10000);
-	}
+	ck_assert_msg(gb_wait_name(bus, "org.freedesktop.systemd1", true, 10000),
+		      "the stand-in for systemd did not get on the bus");
 	sd_bus_flush_close_unref(bus);
 	return pid;
 }

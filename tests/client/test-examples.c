@@ -50,12 +50,7 @@ static FILE *spawn(pid_t *pid, const char *prog, const char *a1, const char *a2,
 	*pid = fork();
 	ck_assert_int_ge(*pid, 0);
 	if (*pid == 0) {
-		struct passwd *pw = getpwuid(UID_ALICE);
-
-		if (!pw || initgroups(pw->pw_name, pw->pw_gid) < 0 ||
-		    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
-		    setresuid(UID_ALICE, UID_ALICE, UID_ALICE) < 0)
-			_exit(90);
+		gb_become(UID_ALICE);
 		dup2(p[1], 1);
 		close(p[0]);
 		close(p[1]);

@@ -400,12 +400,6 @@ START_TEST(test_edges_in_order)
 }
 END_TEST
 
-static int on_any(sd_bus_message *m, void *userdata, sd_bus_error *e)
-{
-	(*(int *)userdata)++;
-	return 0;
-}
-
 START_TEST(test_lost_counted_from_seqno_gaps)
 {
 	struct gpiobroker *b = open_as(UID_ALICE);
@@ -420,7 +414,7 @@ START_TEST(test_lost_counted_from_seqno_gaps)
 	ck_assert_ptr_nonnull(req);
 	/* Another connection subscribes: the next two events go there, not here. */
 	ck_assert_int_ge(sd_bus_match_signal(other, NULL, GB_BUS_NAME, NULL, GB_IFACE_REQUEST, "Event",
-					     on_any, &elsewhere), 0);
+					     gb_bus_count_message, &elsewhere), 0);
 	ck_assert_int_ge(sd_bus_call_method(other, GB_BUS_NAME, gpiobroker_request_get_path(req),
 					    GB_IFACE_REQUEST, "Subscribe", NULL, NULL, ""), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 4, true), 0);
@@ -623,16 +617,6 @@ START_TEST(test_sd_event)
 }
 END_TEST
 
-/* Become @uid for good (in a child): ids, groups. */
-static void become(uid_t uid)
-{
-	struct passwd *pw = getpwuid(uid);
-
-	if (!pw || initgroups(pw->pw_name, pw->pw_gid) < 0 || setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
-	    setresuid(uid, uid, uid) < 0)
-		_exit(90);
-}
-
 START_TEST(test_killed_client_leaves_nothing_held)
 {
 	sd_bus *root = gb_connect(0);
@@ -648,7 +632,7 @@ START_TEST(test_killed_client_leaves_nothing_held)
 		struct gpiobroker *b;
 		const char *me;
 
-		become(UID_CAROL);
+		gb_become(UID_CAROL);
 		b = gpiobroker_open(); /* the system bus, as carol */
 		if (!b || !gpiobroker_request(b, "motor", "doomed", &s))
 			_exit(1);

@@ -3,8 +3,6 @@
 
 #include <check.h>
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bus-util.h"
 #include "timing.h"
 
 #ifndef GB_BROKER_BIN
@@ -23,39 +22,6 @@
 const char *gb_broker_bin(void)
 {
 	return GB_BROKER_BIN;
-}
-
-sd_bus *gb_connect(uid_t uid)
-{
-	gid_t saved[64], groups[64];
-	int n_saved = 0, n_groups = 64;
-	struct passwd *pw = NULL;
-	sd_bus *bus = NULL;
-	int r;
-
-	/* The bus daemon takes the peer's identity from the socket (SO_PEERCRED and
-	 * SO_PEERGROUPS: the effective ids and the groups at connect time): connect
-	 * with the user's ids and groups, as setpriv --init-groups would give them,
-	 * then come back to root. The connection keeps the user's identity. */
-	if (uid) {
-		pw = getpwuid(uid);
-		ck_assert_msg(pw != NULL, "no user %u in the bench", (unsigned)uid);
-		n_saved = getgroups(64, saved);
-		ck_assert_int_ge(n_saved, 0);
-		ck_assert_int_ge(getgrouplist(pw->pw_name, pw->pw_gid, groups, &n_groups), 0);
-		ck_assert_int_eq(setgroups(n_groups, groups), 0);
-		ck_assert_int_eq(setegid(pw->pw_gid), 0);
-		ck_assert_int_eq(seteuid(uid), 0);
-	}
-	r = sd_bus_open_system(&bus);
-	if (uid) {
-		ck_assert_int_eq(seteuid(0), 0);
-		ck_assert_int_eq(setegid(0), 0);
-		ck_assert_int_eq(setgroups(n_saved, saved), 0);
-	}
-	ck_assert_msg(r >= 0, "cannot connect to the system bus as uid %u: %s", (unsigned)uid,
-		      strerror(-r));
-	return bus;
 }
 
 #define PIDFILE "/run/gb-test-broker.pid"
@@ -166,17 +132,9 @@ pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
 	}
 	deadline = gb_now_ms() + 10000L * gb_slow();
 	for (;;) {
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		sd_bus_message *reply = NULL;
-		int has = 0, status;
+		int status;
 
-		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-				       "org.freedesktop.DBus", "NameHasOwner", &err, &reply, "s",
-				       GB_BUS_NAME) >= 0)
-			sd_bus_message_read(reply, "b", &has);
-		sd_bus_message_unref(reply);
-		sd_bus_error_free(&err);
-		if (has)
+		if (gb_name_has_owner(bus, GB_BUS_NAME))
 			break;
 		ck_assert_msg(waitpid(pid, &status, WNOHANG) == 0, "broker exited at start (status %d)",
 			      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -217,37 +175,11 @@ int gb_broker_stop(pid_t pid)
 	return status;
 }
 
-bool gb_bus_wait_count(sd_bus *bus, const int *counter, int target, int timeout_ms)
-{
-	long deadline = gb_now_ms() + (long)timeout_ms * gb_slow();
-
-	while (*counter < target) {
-		long left = deadline - gb_now_ms();
-		int r = sd_bus_process(bus, NULL);
-
-		ck_assert_int_ge(r, 0);
-		if (r > 0)
-			continue;
-		if (left <= 0)
-			return false;
-		sd_bus_wait(bus, (uint64_t)left * 1000);
-	}
-	return true;
-}
-
-static int on_noc(sd_bus_message *m, void *userdata, sd_bus_error *e)
-{
-	(*(int *)userdata)++;
-	return 0;
-}
-
 void gb_wait_client_gone(sd_bus *bus, const char *unique_name)
 {
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	sd_bus_message *reply = NULL;
 	sd_bus_slot *slot = NULL;
 	char match[256];
-	int gone = 0, has = 1;
+	int gone = 0;
 
 	/* The bus daemon sends NameOwnerChanged to every subscriber, the broker included,
 	 * when it drops the connection. Once we have seen it, any call we make reaches
@@ -256,14 +188,8 @@ void gb_wait_client_gone(sd_bus *bus, const char *unique_name)
 	snprintf(match, sizeof(match),
 		 "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='%s'",
 		 unique_name);
-	ck_assert_int_ge(sd_bus_add_match(bus, &slot, match, on_noc, &gone), 0);
-	if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-			       "org.freedesktop.DBus", "NameHasOwner", &err, &reply, "s",
-			       unique_name) >= 0)
-		sd_bus_message_read(reply, "b", &has);
-	sd_bus_message_unref(reply);
-	sd_bus_error_free(&err);
-	if (has)
+	ck_assert_int_ge(sd_bus_add_match(bus, &slot, match, gb_bus_count_message, &gone), 0);
+	if (gb_name_has_owner(bus, unique_name))
 		ck_assert_msg(gb_bus_wait_count(bus, &gone, 1, 5000), "%s did not leave the bus",
 			      unique_name);
 	sd_bus_slot_unref(slot);
@@ -282,26 +208,17 @@ static char *line_path(const char *chip, unsigned int off)
 
 char *gb_line_prop_str(sd_bus *bus, const char *chip, unsigned int off, const char *prop)
 {
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	char *path = line_path(chip, off), *v = NULL;
-	int r = sd_bus_get_property_string(bus, GB_BUS_NAME, path, GB_IFACE_LINE, prop, &err, &v);
+	char *path = line_path(chip, off), *v = gb_get_prop_str(bus, path, GB_IFACE_LINE, prop);
 
-	ck_assert_msg(r >= 0, "get %s of %s: %s", prop, path, err.message);
 	free(path);
 	return v;
 }
 
 bool gb_line_prop_bool(sd_bus *bus, const char *chip, unsigned int off, const char *prop)
 {
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	sd_bus_message *reply = NULL;
 	char *path = line_path(chip, off);
-	int v = 0, r;
+	bool v = gb_get_prop_bool(bus, path, GB_IFACE_LINE, prop);
 
-	r = sd_bus_get_property(bus, GB_BUS_NAME, path, GB_IFACE_LINE, prop, &err, &reply, "b");
-	ck_assert_msg(r >= 0, "get %s of %s: %s", prop, path, err.message);
-	ck_assert_int_ge(sd_bus_message_read(reply, "b", &v), 0);
-	sd_bus_message_unref(reply);
 	free(path);
 	return v;
 }

@@ -14,13 +14,9 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "bus-util.h"
 #include "org.gpiodbroker1.h"
 #include "timing.h"
-
-/* Test users made by the bench (tests/bench/guest-init). */
-#define UID_ALICE 60001
-#define UID_BOB   60002
-#define UID_CAROL 60003
 
 /**
  * Start the broker (extra argument may be NULL) and wait until it owns its name.
@@ -59,9 +55,6 @@ int gb_broker_stop(pid_t pid);
 /** Wait until the broker process exits on its own; its exit status or -1. */
 int gb_broker_wait_exit(pid_t pid, int timeout_ms);
 
-/** A system bus connection made as @p uid (0: root). Aborts the test on failure. */
-sd_bus *gb_connect(uid_t uid);
-
 /**
  * Manager.Request() for one line. @p direction NULL: as-is; @p value < 0: none;
  * @p edge NULL: none. Returns the call's result; on success *path is the request.
@@ -72,9 +65,6 @@ int gb_request(sd_bus *bus, const char *label, const char *spec, const char *dir
 int gb_get_value(sd_bus *bus, const char *path, unsigned int idx, sd_bus_error *err);
 /** Request.SetValues([(idx, value)]). */
 int gb_set_value(sd_bus *bus, const char *path, unsigned int idx, bool value, sd_bus_error *err);
-
-/** Process @p bus until *counter >= target or @p timeout_ms passes; true if reached. */
-bool gb_bus_wait_count(sd_bus *bus, const int *counter, int target, int timeout_ms);
 
 /** Wait until the broker has seen @p unique_name leave the bus (see the .c for why). */
 void gb_wait_client_gone(sd_bus *bus, const char *unique_name);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "brokertest.h"
+#include "bus-util.h"
 #include "timing.h"
 
 #define SOCK_PATH "/run/gb-test-notify.sock"
@@ -364,27 +365,11 @@ void gb_harness_flush(struct gb_harness *h)
 void gb_broker_kill(pid_t pid)
 {
 	sd_bus *bus = gb_connect(0);
-	long deadline = gb_now_ms() + 10000L * gb_slow();
 
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 	unlink("/run/gb-test-broker.pid");
 	/* The next broker must be able to take the name. */
-	for (;;) {
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		sd_bus_message *reply = NULL;
-		int has = 1;
-
-		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-				       "org.freedesktop.DBus", "NameHasOwner", &err, &reply, "s",
-				       GB_BUS_NAME) >= 0)
-			sd_bus_message_read(reply, "b", &has);
-		sd_bus_message_unref(reply);
-		sd_bus_error_free(&err);
-		if (!has)
-			break;
-		ck_assert_msg(gb_now_ms() < deadline, "the killed broker's name did not go away");
-		usleep(5000);
-	}
+	ck_assert_msg(gb_wait_name(bus, GB_BUS_NAME, false, 10000), "the killed broker's name did not go away");
 	sd_bus_flush_close_unref(bus);
 }
