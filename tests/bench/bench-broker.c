@@ -385,7 +385,8 @@ START_TEST(test_bench)
 	bus = bus_rtt(root, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
 		      "GetId");
 
-	broker = gb_broker_start_policy(POLICY, "--log-level=warning");
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = POLICY,
+						      .args = GB_ARGS("--log-level=warning") });
 	fds_idle = gb_proc_fd_count(broker);
 	/* Idle: started, chip enumerated, policy loaded, nobody has called yet. */
 	rss_start = gb_proc_rss_kib(broker);

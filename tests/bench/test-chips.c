@@ -29,7 +29,7 @@ static void setup(void)
 	sim_b = gb_sim_chip_new("gbchip-b", 4, names_b);
 	ck_assert_ptr_nonnull(sim_a);
 	ck_assert_ptr_nonnull(sim_b);
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 }
 
 static void teardown(void)

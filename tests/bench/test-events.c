@@ -25,7 +25,7 @@ static void setup(void)
 	ck_assert_ptr_nonnull(sim);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 2, false), 0);
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 }
 
 static void teardown(void)

@@ -107,7 +107,7 @@ static void requests_per_client(uid_t uid)
 	sd_bus *bus, *other;
 	char *a, *b;
 
-	broker = gb_broker_start("--max-requests-per-client=2");
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .args = GB_ARGS("--max-requests-per-client=2") });
 	bus = gb_connect(uid);
 	a = expect_ok(bus, 0, 1, false);
 	b = expect_ok(bus, 1, 1, false);
@@ -141,7 +141,7 @@ START_TEST(test_lines_per_client)
 	sd_bus *bus;
 	char *a;
 
-	broker = gb_broker_start("--max-lines-per-client=5");
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .args = GB_ARGS("--max-lines-per-client=5") });
 	bus = gb_connect(UID_BOB);
 	a = expect_ok(bus, 0, 3, false);
 	expect_limit(bus, 3, 3, false);       /* 3 + 3 > 5 */
@@ -158,7 +158,7 @@ START_TEST(test_persistent_per_uid)
 	sd_bus *alice1, *alice2, *bob;
 	char *a, *b;
 
-	broker = gb_broker_start("--max-persistent-per-uid=2");
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .args = GB_ARGS("--max-persistent-per-uid=2") });
 	alice1 = gb_connect(UID_ALICE);
 	a = expect_ok(alice1, 0, 1, true);
 	sd_bus_flush_close_unref(alice1);
@@ -186,7 +186,7 @@ START_TEST(test_default_limits)
 	sd_bus *bus;
 
 	/* The defaults leave room for a whole chip in one connection. */
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 	bus = gb_connect(UID_CAROL);
 	for (unsigned int i = 0; i < 16; i++)
 		free(expect_ok(bus, i, 1, false));

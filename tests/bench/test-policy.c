@@ -57,7 +57,7 @@ static void setup(void)
 	sim = gb_sim_chip_new("gbpol", 8, names);
 	ck_assert_ptr_nonnull(sim);
 	chip = gb_sim_chip_name(sim);
-	broker = gb_broker_start_policy(policy, NULL);
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = policy });
 }
 
 static void teardown(void)
@@ -260,21 +260,11 @@ START_TEST(test_unsafe_policy_file)
 
 	/* A policy file others can write is no policy: the broker runs, denying all. */
 	ck_assert_int_eq(gb_broker_stop(broker), 0);
-	broker = gb_broker_start_policy(policy, NULL);
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = policy });
 	ck_assert_int_eq(gb_broker_stop(broker), 0);
 	gb_policy_write(policy);
 	ck_assert_int_eq(chmod(GB_TEST_POLICY_DIR "/50-test.conf", 0666), 0);
-	broker = 0;
-	{
-		/* start by hand: gb_broker_start_policy() would rewrite the file */
-		pid_t pid = fork();
-
-		if (pid == 0) {
-			execl(gb_broker_bin(), "gpiod-broker", "--policy-dir=" GB_TEST_POLICY_DIR, (char *)NULL);
-			_exit(127);
-		}
-		broker = pid;
-	}
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = policy, .keep_policy = true });
 	alice = gb_connect(UID_ALICE);
 	for (int i = 0; i < 500 * gb_slow(); i++) {
 		if (gb_request(alice, "lock-main", "gbpol:1", "output", 0, NULL, false, NULL, &err) < 0 &&

@@ -77,7 +77,8 @@ static void setup(void)
 	sim = gb_sim_chip_new("gbrel", MANY_LINES, NULL);
 	ck_assert_ptr_nonnull(sim);
 	chip = gb_sim_chip_name(sim);
-	broker = gb_broker_start_policy(POLICY_MANY, "--log-level=notice");
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = POLICY_MANY,
+						      .args = GB_ARGS("--log-level=notice") });
 }
 
 static void teardown(void)

@@ -27,7 +27,7 @@ static void setup(void)
 	sim = gb_sim_chip_new("gbreq", 8, names);
 	ck_assert_ptr_nonnull(sim);
 	chip = gb_sim_chip_name(sim);
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 }
 
 static void teardown(void)

@@ -32,7 +32,7 @@
 #define POLICY GB_TEST_POLICY_OPEN "safe-state = input\n"
 
 static const char *const names[4] = { "relay", "button", "valve", "spare" };
-static const char *const args[] = { "--state-dir=" STATE_DIR, NULL };
+static const struct gb_broker_opts opts = { .policy = POLICY, .args = GB_ARGS("--state-dir=" STATE_DIR) };
 static struct gb_sim_chip *sim;
 static struct gb_harness *h;
 static pid_t broker;
@@ -43,7 +43,7 @@ static void setup(void)
 	sim = gb_sim_chip_new("gbrst", 4, names);
 	ck_assert_ptr_nonnull(sim);
 	h = gb_harness_new();
-	broker = gb_harness_start(h, POLICY, args, true);
+	broker = gb_harness_start(h, &opts, true);
 }
 
 static void teardown(void)
@@ -61,7 +61,7 @@ static void teardown(void)
 static void restart(bool with_socket)
 {
 	gb_broker_kill(broker);
-	broker = gb_harness_start(h, POLICY, args, with_socket);
+	broker = gb_harness_start(h, &opts, with_socket);
 }
 
 /* The kernel's view of a line, independent of the broker. */
@@ -290,7 +290,7 @@ START_TEST(test_owner_died_while_down)
 	waitpid(pid, NULL, 0);
 	wait_name_gone(root, name);
 	ck_assert(kernel_line(0, &out)); /* the store still holds it */
-	broker = gb_harness_start(h, POLICY, args, true);
+	broker = gb_harness_start(h, &opts, true);
 
 	ck_assert(!request_exists(root, GB_ROOT_PATH "/request/1"));
 	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
@@ -310,7 +310,7 @@ START_TEST(test_no_store_releases_to_safe)
 
 	/* Run by hand (no NOTIFY_SOCKET), recording only to the --state-dir. */
 	ck_assert_int_eq(gb_broker_stop(broker), 0);
-	broker = gb_harness_start(h, POLICY, args, false);
+	broker = gb_harness_start(h, &opts, false);
 	alice = gb_connect(UID_ALICE);
 	ck_assert_int_ge(gb_request(alice, "relay-ctl", "relay", "output", 1, NULL, true, &path, &err), 0);
 	ck_assert_int_eq(access(STATE_DIR "/request-1", F_OK), 0);
@@ -320,7 +320,7 @@ START_TEST(test_no_store_releases_to_safe)
 	gb_broker_kill(broker);
 	ck_assert(!kernel_line(0, &out));
 	ck_assert(out);
-	broker = gb_harness_start(h, POLICY, args, false);
+	broker = gb_harness_start(h, &opts, false);
 	root = gb_connect(0);
 	/* Wait for the broker itself, then look: its state said "input when let go". */
 	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping",
@@ -369,7 +369,7 @@ START_TEST(test_corrupt_state)
 	ck_assert_int_eq(fclose(f), 0);
 	ck_assert_int_eq(unlink(STATE_DIR "/request-2"), 0);
 	gb_harness_set_log(h, LOG_FILE);
-	broker = gb_harness_start(h, POLICY, args, true);
+	broker = gb_harness_start(h, &opts, true);
 	root = gb_connect(0);
 
 	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
@@ -529,7 +529,7 @@ START_TEST(test_restart_job_keeps_outputs)
 	s = sampler_start(&spid);
 	before = s->reads;
 	ck_assert_int_eq(gb_broker_stop(broker), 0); /* SIGTERM, exits 0 */
-	broker = gb_harness_start(h, POLICY, args, true);
+	broker = gb_harness_start(h, &opts, true);
 	ck_assert_int_gt(s->reads, before);
 	before = s->reads;
 	while (s->reads == before)

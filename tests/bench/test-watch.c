@@ -30,25 +30,25 @@ static pid_t broker;
 	"[line door]\nchip = gbw\noffset = 2\nusers = gb-alice\ndirections = input\n" \
 	"edges = none, both\nwatch-users = gb-bob, gb-carol\nmax-watchers = 2\n"
 
-static void start(const char *a1, const char *a2)
+static void start(const char *const *args)
 {
 	sim = gb_sim_chip_new("gbw", 4, names);
 	ck_assert_ptr_nonnull(sim);
 	for (int i = 1; i < 4; i++)
 		ck_assert_int_eq(gb_sim_set_pull(sim, i, false), 0);
-	broker = gb_broker_start_policy2(POLICY, a1, a2);
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = POLICY, .args = args });
 }
 
 static void setup(void)
 {
-	start(NULL, NULL);
+	start(NULL);
 }
 
 /* Small numbers so that a stalled subscriber hits both limits within a few dozen
  * edges: window 4, queue 8. */
 static void setup_small(void)
 {
-	start("--event-window=4", "--event-queue=8");
+	start(GB_ARGS("--event-window=4", "--event-queue=8"));
 }
 
 static void teardown(void)

@@ -32,7 +32,7 @@ static void setup(void)
 	sim = gb_sim_chip_new("gbex", 4, names);
 	ck_assert_ptr_nonnull(sim);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 }
 
 static void teardown(void)

@@ -36,7 +36,7 @@ static void setup(void)
 	chip = gb_sim_chip_name(sim);
 	for (unsigned int i = 0; i < 8; i++)
 		ck_assert_int_eq(gb_sim_set_pull(sim, i, false), 0);
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 }
 
 static void teardown(void)
@@ -355,7 +355,7 @@ START_TEST(test_no_broker)
 	ck_assert_ptr_nonnull(gpiobroker_last_error_name(b));
 	gpiobroker_close(b);
 	ck_assert_ptr_null(gpiobroker_open_address("unix:path=/nonexistent"));
-	broker = gb_broker_start(NULL); /* for teardown */
+	broker = gb_broker_spawn(NULL); /* for teardown */
 }
 END_TEST
 
@@ -552,7 +552,7 @@ START_TEST(test_broker_gone)
 	ck_assert_int_eq(r.ev[0].type, GPIOBROKER_EVENT_BROKER_GONE);
 	gpiobroker_request_close(req);
 	gpiobroker_close(b);
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 }
 END_TEST
 

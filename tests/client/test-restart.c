@@ -18,7 +18,7 @@
 #include "notify-harness.h"
 #include "testmain.h"
 
-static const char *const args[] = { "--state-dir=/run/gb-test-client-state", NULL };
+static const struct gb_broker_opts opts = { .args = GB_ARGS("--state-dir=/run/gb-test-client-state") };
 static const char *const names[2] = { "bell", "spare" };
 
 struct seen {
@@ -70,7 +70,7 @@ START_TEST(test_library_follows_a_restarted_broker)
 	ck_assert_ptr_nonnull(sim);
 	ck_assert_int_eq(system("rm -rf /run/gb-test-client-state"), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 0, false), 0);
-	broker = gb_harness_start(h, GB_TEST_POLICY_OPEN, args, true);
+	broker = gb_harness_start(h, &opts, true);
 	bus = gb_connect(UID_ALICE);
 	b = gpiobroker_open_bus(bus);
 	sd_bus_unref(bus);
@@ -87,7 +87,7 @@ START_TEST(test_library_follows_a_restarted_broker)
 	ck_assert(wait_for(b, &seen.n, 1));
 
 	gb_broker_kill(broker);
-	broker = gb_harness_start(h, GB_TEST_POLICY_OPEN, args, true);
+	broker = gb_harness_start(h, &opts, true);
 	ck_assert(wait_for(b, &seen.restarted, 1));
 	ck_assert_int_eq(seen.gone, 1);
 

@@ -38,7 +38,8 @@ static void setup(void)
 		ck_assert_int_eq(gb_sim_set_pull(sim, i, false), 0);
 	/* A window of 4 and a queue of 8: without acknowledgements a subscriber would
 	 * lose everything after its 12th event. */
-	broker = gb_broker_start_policy2(POLICY, "--event-window=4", "--event-queue=8");
+	broker = gb_broker_spawn(&(struct gb_broker_opts){
+		.policy = POLICY, .args = GB_ARGS("--event-window=4", "--event-queue=8") });
 }
 
 static void teardown(void)

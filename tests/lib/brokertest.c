@@ -55,74 +55,58 @@ void gb_policy_write(const char *policy)
 	ck_assert_int_eq(rename(GB_TEST_POLICY_DIR "/50-test.conf.tmp", GB_TEST_POLICY_DIR "/50-test.conf"), 0);
 }
 
-pid_t gb_broker_start(const char *extra_arg)
+pid_t gb_broker_spawn(const struct gb_broker_opts *opts)
 {
-	return gb_broker_start_policy(GB_TEST_POLICY_OPEN, extra_arg);
-}
-
-pid_t gb_broker_start_policy(const char *policy, const char *extra_arg)
-{
-	return gb_broker_start_policy2(policy, extra_arg, NULL);
-}
-
-pid_t gb_broker_start_policy2(const char *policy, const char *extra_arg, const char *extra_arg2)
-{
-	const char *extra[3] = { extra_arg, extra_arg2, NULL };
-
-	if (!extra_arg) {
-		extra[0] = extra_arg2;
-		extra[1] = NULL;
-	}
-	return gb_broker_spawn(policy, extra, NULL, NULL, NULL);
-}
-
-pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
-		      void (*child_setup)(void *userdata), void *userdata, char **envp)
-{
+	static const struct gb_broker_opts defaults = { 0 };
+	const char *argv[32];
 	sd_bus *bus;
 	long deadline;
 	FILE *f;
 	pid_t pid;
+	int n = 0;
 
+	if (!opts)
+		opts = &defaults;
 	kill_stale_broker();
-	gb_policy_write(policy);
+	if (!opts->keep_policy)
+		gb_policy_write(opts->policy ? opts->policy : GB_TEST_POLICY_OPEN);
 	bus = gb_connect(0);
+
+	/* The command line is made before fork: the parent may have threads
+	 * (notify-harness.c), so the child does nothing that could need a lock. */
+	if (getenv("GB_TEST_CALLGRIND")) {
+		/* Instruction counts, repeatable where times are not (make bench). */
+		static char out[300];
+
+		snprintf(out, sizeof(out), "--callgrind-out-file=%s", getenv("GB_TEST_CALLGRIND"));
+		argv[n++] = "valgrind";
+		argv[n++] = "-q";
+		argv[n++] = "--tool=callgrind";
+		argv[n++] = out;
+	} else if (getenv("GB_TEST_VALGRIND")) {
+		argv[n++] = "valgrind";
+		argv[n++] = "-q";
+		argv[n++] = "--error-exitcode=97";
+		argv[n++] = "--leak-check=full";
+		argv[n++] = "--errors-for-leak-kinds=definite";
+		argv[n++] = "--show-leak-kinds=definite";
+	}
+	argv[n++] = GB_BROKER_BIN;
+	argv[n++] = "--log-level=debug";
+	argv[n++] = "--policy-dir=" GB_TEST_POLICY_DIR;
+	for (int i = 0; opts->args && opts->args[i]; i++) {
+		ck_assert_msg(n < (int)(sizeof(argv) / sizeof(argv[0])) - 1, "too many broker arguments");
+		argv[n++] = opts->args[i];
+	}
+	argv[n] = NULL;
 
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		const char *argv[16];
-		int n = 0;
-
-		if (child_setup)
-			child_setup(userdata);
-
-		if (getenv("GB_TEST_CALLGRIND")) {
-			/* Instruction counts, repeatable where times are not (make bench). */
-			static char out[300];
-
-			snprintf(out, sizeof(out), "--callgrind-out-file=%s", getenv("GB_TEST_CALLGRIND"));
-			argv[n++] = "valgrind";
-			argv[n++] = "-q";
-			argv[n++] = "--tool=callgrind";
-			argv[n++] = out;
-		} else if (getenv("GB_TEST_VALGRIND")) {
-			argv[n++] = "valgrind";
-			argv[n++] = "-q";
-			argv[n++] = "--error-exitcode=97";
-			argv[n++] = "--leak-check=full";
-			argv[n++] = "--errors-for-leak-kinds=definite";
-			argv[n++] = "--show-leak-kinds=definite";
-		}
-		argv[n++] = GB_BROKER_BIN;
-		argv[n++] = "--log-level=debug";
-		argv[n++] = "--policy-dir=" GB_TEST_POLICY_DIR;
-		for (int i = 0; extra_args && extra_args[i] && n < 15; i++)
-			argv[n++] = extra_args[i];
-		argv[n] = NULL;
-		/* execvpe, not setenv: the parent may have threads (notify-harness.c), so
-		 * the child does nothing that could need a lock between fork and exec. */
-		execvpe(argv[0], (char **)argv, envp ? envp : environ);
+		if (opts->child_setup)
+			opts->child_setup(opts->userdata);
+		/* execvpe, not setenv: no allocation between fork and exec. */
+		execvpe(argv[0], (char **)argv, opts->envp ? opts->envp : environ);
 		_exit(127);
 	}
 	f = fopen(PIDFILE, "we");
@@ -130,12 +114,10 @@ pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
 		fprintf(f, "%d\n", (int)pid);
 		fclose(f);
 	}
-	deadline = gb_now_ms() + 10000L * gb_slow();
-	for (;;) {
+	deadline = gb_deadline_ms(10000);
+	while (!gb_name_has_owner(bus, GB_BUS_NAME)) {
 		int status;
 
-		if (gb_name_has_owner(bus, GB_BUS_NAME))
-			break;
 		ck_assert_msg(waitpid(pid, &status, WNOHANG) == 0, "broker exited at start (status %d)",
 			      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		ck_assert_msg(gb_now_ms() < deadline, "broker did not appear on the bus");

@@ -19,23 +19,38 @@
 #include "timing.h"
 
 /**
- * Start the broker (extra argument may be NULL) and wait until it owns its name.
- * Its policy is GB_TEST_POLICY_OPEN: every user may do anything with the lines of
- * chips labelled "gb*" (what most tests need; policy tests use the next one).
+ * How to start the broker under test. Every field may be left zero: a zeroed
+ * struct (or a NULL pointer) is the broker with GB_TEST_POLICY_OPEN and no extra
+ * arguments, in the test's environment.
  */
-pid_t gb_broker_start(const char *extra_arg);
-/** The same with @p policy as the only policy file (written to GB_TEST_POLICY_DIR). */
-pid_t gb_broker_start_policy(const char *policy, const char *extra_arg);
+struct gb_broker_opts {
+	/**
+	 * The text of the only policy file (written to GB_TEST_POLICY_DIR before the
+	 * start); NULL: GB_TEST_POLICY_OPEN, every user may do anything with the
+	 * lines of chips labelled "gb*" (what most tests need).
+	 */
+	const char *policy;
+	/** Leave the policy file as it is (a test that made it unsafe on purpose). */
+	bool keep_policy;
+	/** Extra command-line arguments, NULL-terminated (see GB_ARGS); NULL: none. */
+	const char *const *args;
+	/** Runs in the child between fork and exec: async-signal-safe code only. */
+	void (*child_setup)(void *userdata);
+	void *userdata;
+	/** The child's environment; NULL: the test's. */
+	char **envp;
+};
+
+/** A NULL-terminated argument list for gb_broker_opts.args: GB_ARGS("--a", "--b"). */
+#define GB_ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
 /**
- * The general form: up to 8 @p extra_args (NULL-terminated, may be NULL);
- * @p child_setup runs in the child between fork and exec (async-signal-safe code
- * only); @p envp NULL: the test's environment.
+ * Start the broker as @p opts says (NULL: the defaults) and wait until it owns
+ * its name; aborts the test if it exits or does not appear. A broker left over by
+ * a test that failed mid-way is killed first. Returns its pid, for gb_broker_stop().
  */
-pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
-		      void (*child_setup)(void *userdata), void *userdata, char **envp);
-/** The same with two extra arguments (either may be NULL). */
-pid_t gb_broker_start_policy2(const char *policy, const char *extra_arg, const char *extra_arg2);
-/** Replace the policy file (then SIGHUP or ReloadPolicy). */
+pid_t gb_broker_spawn(const struct gb_broker_opts *opts);
+/** Replace the policy file (then SIGHUP or ReloadPolicy). Done by gb_broker_spawn() too. */
 void gb_policy_write(const char *policy);
 
 #define GB_TEST_POLICY_DIR "/run/gb-test-policy"

@@ -228,9 +228,9 @@ static void child_setup(void *userdata)
 	h->listen_pid[k] = 0;
 }
 
-pid_t gb_harness_start(struct gb_harness *h, const char *policy, const char *const *extra_args,
-		       bool with_socket)
+pid_t gb_harness_start(struct gb_harness *h, const struct gb_broker_opts *opts, bool with_socket)
 {
+	struct gb_broker_opts o = opts ? *opts : (struct gb_broker_opts){ 0 };
 	char **envp;
 	char *names = NULL, *listen_fds = NULL;
 	size_t n_env = 0, len = 0;
@@ -238,6 +238,7 @@ pid_t gb_harness_start(struct gb_harness *h, const char *policy, const char *con
 	pid_t pid;
 	int e = 0;
 
+	ck_assert_msg(!o.child_setup && !o.userdata && !o.envp, "the harness sets up the broker's child itself");
 	for (char **p = environ; *p; p++)
 		n_env++;
 	envp = calloc(n_env + 6, sizeof(char *));
@@ -274,7 +275,10 @@ pid_t gb_harness_start(struct gb_harness *h, const char *policy, const char *con
 	h->child_log = h->log_path ? open(h->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
 	/* The pid is known only after fork; messages before it is set are not lost,
 	 * they wait in the socket until the lock is free. */
-	pid = gb_broker_spawn(policy, extra_args, child_setup, h, envp);
+	o.child_setup = child_setup;
+	o.userdata = h;
+	o.envp = envp;
+	pid = gb_broker_spawn(&o);
 	h->main_pid = pid;
 	pthread_mutex_unlock(&h->lock);
 	if (h->child_log >= 0)
