@@ -206,7 +206,7 @@ START_TEST(test_chip_unplugged)
 	ck_assert_int_eq(gb_get_value(bob, pb, 0, &err), 1);
 
 	/* The defunct request can still be released by its owner. */
-	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, pa, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
+	ck_assert_int_ge(gb_release(alice, pa, &err), 0);
 
 	/* A chip plugged in at runtime becomes objects without a restart. */
 	ck_assert_int_ge(sd_bus_match_signal(alice, NULL, GB_BUS_NAME, GB_ROOT_PATH,
@@ -231,13 +231,7 @@ END_TEST
 
 static bool kernel_used(struct gb_sim_chip *s, unsigned int off)
 {
-	struct gpiod_chip *c = gpiod_chip_open(gb_sim_chip_path(s));
-	struct gpiod_line_info *li = gpiod_chip_get_line_info(c, off);
-	bool used = gpiod_line_info_is_used(li);
-
-	gpiod_line_info_free(li);
-	gpiod_chip_close(c);
-	return used;
+	return gb_sim_line_used(s, off, NULL, NULL, 0);
 }
 
 START_TEST(test_sigterm_releases_everything)

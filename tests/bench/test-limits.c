@@ -33,45 +33,19 @@ static void teardown(void)
 	gb_sim_chip_free(sim);
 }
 
-static char *spec(unsigned int off)
-{
-	static char buf[8][64];
-	static int k;
-	char *s = buf[k++ % 8];
-
-	snprintf(s, 64, "%s:%u", chip, off);
-	return s;
-}
-
 /* Request lines [first, first + n) as inputs; the call's result. */
 static int request_n(sd_bus *bus, unsigned int first, unsigned int n, bool persistent,
 		     char **path, sd_bus_error *err)
 {
-	sd_bus_message *m = NULL, *reply = NULL;
-	const char *p;
-	int r;
+	char buf[16][64];
+	const char *specs[16];
 
-	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER,
-							"Request"), 0);
-	ck_assert_int_ge(sd_bus_message_append(m, "s", "limits"), 0);
-	ck_assert_int_ge(sd_bus_message_open_container(m, 'a', "(sa{sv})"), 0);
-	for (unsigned int i = 0; i < n; i++)
-		ck_assert_int_ge(sd_bus_message_append(m, "(sa{sv})", spec(first + i), 1,
-						       "direction", "s", "input"), 0);
-	ck_assert_int_ge(sd_bus_message_close_container(m), 0);
-	if (persistent)
-		ck_assert_int_ge(sd_bus_message_append(m, "a{sv}", 1, "persistent", "b", 1), 0);
-	else
-		ck_assert_int_ge(sd_bus_message_append(m, "a{sv}", 0), 0);
-	r = sd_bus_call(bus, m, 0, err, &reply);
-	if (r >= 0) {
-		ck_assert_int_ge(sd_bus_message_read(reply, "o", &p), 0);
-		if (path)
-			*path = strdup(p);
+	ck_assert_uint_le(n, 16);
+	for (unsigned int i = 0; i < n; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "%s:%u", chip, first + i);
+		specs[i] = buf[i];
 	}
-	sd_bus_message_unref(m);
-	sd_bus_message_unref(reply);
-	return r;
+	return gb_request_lines(bus, "limits", specs, n, "input", -1, NULL, persistent, path, err);
 }
 
 static void expect_limit(sd_bus *bus, unsigned int first, unsigned int n, bool persistent)
@@ -97,8 +71,7 @@ static char *expect_ok(sd_bus *bus, unsigned int first, unsigned int n, bool per
 
 static void release(sd_bus *bus, char *path)
 {
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", NULL, NULL,
-					    ""), 0);
+	ck_assert_int_ge(gb_release(bus, path, NULL), 0);
 	free(path);
 }
 

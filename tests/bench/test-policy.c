@@ -167,29 +167,11 @@ END_TEST
 START_TEST(test_safe_state_on_kill)
 {
 	sd_bus *root = gb_connect(0);
-	int p[2];
 	char name[64];
 	pid_t pid;
 
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		sd_bus *bus = gb_connect(UID_ALICE);
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		const char *me;
-
-		/* unlock the door, then die without a word */
-		if (gb_request(bus, "lock-main", "door-lock", "output", 1, NULL, false, NULL, &err) < 0)
-			_exit(1);
-		sd_bus_get_unique_name(bus, &me);
-		if (write(p[1], me, strlen(me) + 1) < 0)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	ck_assert_int_gt(read(p[0], name, sizeof(name)), 0);
+	/* alice unlocks the door, then dies without a word */
+	pid = gb_spawn_holder(UID_ALICE, "lock-main", "door-lock", "output", 1, false, name, sizeof(name));
 	ck_assert_int_eq(gb_sim_get_value(sim, 1), 1);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);

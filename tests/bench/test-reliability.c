@@ -92,8 +92,7 @@ static void assert_broker_alive(sd_bus *bus)
 	int status;
 
 	ck_assert_msg(waitpid(broker, &status, WNOHANG) == 0, "the broker died");
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer",
-					    "Ping", NULL, NULL, ""), 0);
+	ck_assert_int_ge(gb_ping(bus, NULL), 0);
 }
 
 /* --- kill storm -------------------------------------------------------------- */

@@ -39,19 +39,7 @@ static void teardown(void)
 /* What the kernel says of a line, independent of the broker. */
 static bool kernel_used(unsigned int off, char *consumer, size_t size)
 {
-	struct gpiod_chip *c = gpiod_chip_open(gb_sim_chip_path(sim));
-	struct gpiod_line_info *li;
-	bool used;
-
-	ck_assert_ptr_nonnull(c);
-	li = gpiod_chip_get_line_info(c, off);
-	ck_assert_ptr_nonnull(li);
-	used = gpiod_line_info_is_used(li);
-	if (consumer)
-		snprintf(consumer, size, "%s", gpiod_line_info_get_consumer(li) ?: "");
-	gpiod_line_info_free(li);
-	gpiod_chip_close(c);
-	return used;
+	return gb_sim_line_used(sim, off, NULL, consumer, size);
 }
 
 START_TEST(test_request_release)
@@ -78,7 +66,7 @@ START_TEST(test_request_release)
 	free(s);
 	ck_assert_int_eq(gb_sim_get_value(sim, 0), 1);
 
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
+	ck_assert_int_ge(gb_release(bus, path, &err), 0);
 	ck_assert(!kernel_used(0, NULL, 0));
 	ck_assert(gb_wait_line_used(bus, chip, 0, false, 2000));
 
@@ -161,34 +149,11 @@ START_TEST(test_atomic)
 }
 END_TEST
 
-/* A client in its own process: requests a line, reports its bus name, then waits
- * to be killed. */
+/* A client in its own process: alice drives the motor, then waits to be killed. */
 static pid_t spawn_holder(bool persistent, char *name, size_t size)
 {
-	int p[2];
-	pid_t pid;
-
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		sd_bus *bus = gb_connect(UID_ALICE);
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		const char *me;
-
-		if (gb_request(bus, persistent ? "keeper" : "devm", "motor", "output", 1, NULL,
-			       persistent, NULL, &err) < 0)
-			_exit(1);
-		sd_bus_get_unique_name(bus, &me);
-		if (write(p[1], me, strlen(me) + 1) < 0)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	ck_assert_int_gt(read(p[0], name, size), 0);
-	close(p[0]);
-	return pid;
+	return gb_spawn_holder(UID_ALICE, persistent ? "keeper" : "devm", "motor", "output", 1, persistent, name,
+			       size);
 }
 
 START_TEST(test_managed_release_on_kill)
@@ -240,10 +205,10 @@ START_TEST(test_persistent_survives)
 	ck_assert_int_lt(gb_set_value(bob, path, 0, true, &err), 0);
 	gb_assert_error(&err, GB_ERROR_PERMISSION, NULL);
 	ck_assert_int_eq(gb_sim_get_value(sim, 3), 0);
-	ck_assert_int_lt(sd_bus_call_method(bob, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
+	ck_assert_int_lt(gb_release(bob, path, &err), 0);
 	gb_assert_error(&err, GB_ERROR_PERMISSION, NULL);
 	/* Root may release it. */
-	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
+	ck_assert_int_ge(gb_release(root, path, &err), 0);
 	ck_assert(!kernel_used(3, NULL, 0));
 	sd_bus_message_unref(reply);
 	sd_bus_flush_close_unref(root);
@@ -426,8 +391,7 @@ START_TEST(test_bad_input)
 		     "au", 1, 0);
 
 	/* still healthy */
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping",
-					    &err, NULL, ""), 0);
+	ck_assert_int_ge(gb_ping(bus, &err), 0);
 	free(path);
 	sd_bus_flush_close_unref(bus);
 }

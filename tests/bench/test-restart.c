@@ -67,19 +67,7 @@ static void restart(bool with_socket)
 /* The kernel's view of a line, independent of the broker. */
 static bool kernel_line(unsigned int off, bool *output)
 {
-	struct gpiod_chip *c = gpiod_chip_open(gb_sim_chip_path(sim));
-	struct gpiod_line_info *li;
-	bool used;
-
-	ck_assert_ptr_nonnull(c);
-	li = gpiod_chip_get_line_info(c, off);
-	ck_assert_ptr_nonnull(li);
-	used = gpiod_line_info_is_used(li);
-	if (output)
-		*output = gpiod_line_info_get_direction(li) == GPIOD_LINE_DIRECTION_OUTPUT;
-	gpiod_line_info_free(li);
-	gpiod_chip_close(c);
-	return used;
+	return gb_sim_line_used(sim, off, output, NULL, 0);
 }
 
 static bool request_exists(sd_bus *bus, const char *path)
@@ -242,10 +230,8 @@ START_TEST(test_persistent_comes_back)
 	ck_assert_int_eq(gb_get_value(alice, path, 0, &err), 1);
 	ck_assert_int_lt(gb_set_value(alice, path2, 0, true, &err), 0);
 	gb_assert_error(&err, GB_ERROR_NOT_OUTPUT, NULL);
-	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, path2, GB_IFACE_REQUEST, "Release", &err, NULL,
-					    ""), 0);
-	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL,
-					    ""), 0);
+	ck_assert_int_ge(gb_release(alice, path2, &err), 0);
+	ck_assert_int_ge(gb_release(alice, path, &err), 0);
 	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
 	ck_assert_int_eq(gb_harness_n_fds(h), 0);
 	ck_assert(!kernel_line(2, NULL));
@@ -259,29 +245,10 @@ START_TEST(test_owner_died_while_down)
 {
 	sd_bus *root = gb_connect(0);
 	char name[64];
-	int p[2];
 	pid_t pid;
 	bool out;
 
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		sd_bus *bus = gb_connect(UID_ALICE);
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		const char *me;
-
-		if (gb_request(bus, "relay-ctl", "relay", "output", 1, NULL, false, NULL, &err) < 0)
-			_exit(1);
-		sd_bus_get_unique_name(bus, &me);
-		if (write(p[1], me, strlen(me) + 1) < 0)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	ck_assert_int_gt(read(p[0], name, sizeof(name)), 0);
-	close(p[0]);
+	pid = gb_spawn_holder(UID_ALICE, "relay-ctl", "relay", "output", 1, false, name, sizeof(name));
 	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
 
 	gb_broker_kill(broker);
@@ -323,8 +290,7 @@ START_TEST(test_no_store_releases_to_safe)
 	broker = gb_harness_start(h, &opts, false);
 	root = gb_connect(0);
 	/* Wait for the broker itself, then look: its state said "input when let go". */
-	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping",
-					    &err, NULL, ""), 0);
+	ck_assert_int_ge(gb_ping(root, &err), 0);
 	ck_assert(!request_exists(root, path));
 	ck_assert(!kernel_line(0, &out));
 	ck_assert_msg(!out, "a restart without the store did not apply the safe state");

@@ -392,8 +392,7 @@ START_TEST(test_unheld_line_then_request)
 	ck_assert_uint_eq(w.ev[3].ts, h.ev[1].ts);
 
 	/* The holder leaves: the broker takes the line back for its watcher. */
-	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, h.path, GB_IFACE_REQUEST, "Release", &err,
-					    NULL, ""), 0);
+	ck_assert_int_ge(gb_release(alice, h.path, &err), 0);
 	wait_n(&w, 5);
 	assert_initial(&w, 4, 0);
 	toggle(&w, 2, true);

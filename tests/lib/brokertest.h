@@ -4,8 +4,8 @@
  * @brief Test helper: a real gpiod-broker on the bench's real system bus.
  *
  * Tests start the daemon they built (under valgrind when GB_TEST_VALGRIND=1), talk
- * to it over the bus as real uids (a connection made with that effective uid, so
- * the bus daemon's SO_PEERCRED says so), and stop it, checking it exits cleanly.
+ * to it over the bus as real uids (bus-util.h, broker-calls.h), and stop it,
+ * checking it exits cleanly. This file is the process's side: start, stop, wait.
  */
 #ifndef GB_TEST_BROKERTEST_H
 #define GB_TEST_BROKERTEST_H
@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "broker-calls.h"
 #include "bus-util.h"
 #include "org.gpiodbroker1.h"
 #include "timing.h"
@@ -69,27 +70,6 @@ void gb_policy_write(const char *policy);
 int gb_broker_stop(pid_t pid);
 /** Wait until the broker process exits on its own; its exit status or -1. */
 int gb_broker_wait_exit(pid_t pid, int timeout_ms);
-
-/**
- * Manager.Request() for one line. @p direction NULL: as-is; @p value < 0: none;
- * @p edge NULL: none. Returns the call's result; on success *path is the request.
- */
-int gb_request(sd_bus *bus, const char *label, const char *spec, const char *direction,
-	       int value, const char *edge, bool persistent, char **path, sd_bus_error *err);
-/** Request.GetValues([idx]): 0/1, or the negative call error. */
-int gb_get_value(sd_bus *bus, const char *path, unsigned int idx, sd_bus_error *err);
-/** Request.SetValues([(idx, value)]). */
-int gb_set_value(sd_bus *bus, const char *path, unsigned int idx, bool value, sd_bus_error *err);
-
-/** Wait until the broker has seen @p unique_name leave the bus (see the .c for why). */
-void gb_wait_client_gone(sd_bus *bus, const char *unique_name);
-
-/** Read a line property of the broker's line object as string / bool. */
-char *gb_line_prop_str(sd_bus *bus, const char *chip, unsigned int off, const char *prop);
-bool gb_line_prop_bool(sd_bus *bus, const char *chip, unsigned int off, const char *prop);
-
-/** Poll (every 10 ms, up to @p timeout_ms) until the line's Used property is @p used. */
-bool gb_wait_line_used(sd_bus *bus, const char *chip, unsigned int off, bool used, int timeout_ms);
 
 /**
  * Path of the broker binary under test. GB_TEST_VALGRIND=1 runs it under valgrind

@@ -290,7 +290,7 @@ pid_t gb_harness_start(struct gb_harness *h, const struct gb_broker_opts *opts, 
 
 	if (!with_socket)
 		return pid;
-	deadline = gb_now_ms() + 10000L * gb_slow();
+	deadline = gb_deadline_ms(10000);
 	for (;;) {
 		bool ready;
 
@@ -317,7 +317,7 @@ int gb_harness_n_fds(struct gb_harness *h)
 
 bool gb_harness_wait_n_fds(struct gb_harness *h, int n, int timeout_ms)
 {
-	long deadline = gb_now_ms() + (long)timeout_ms * gb_slow();
+	long deadline = gb_deadline_ms(timeout_ms);
 
 	while (gb_harness_n_fds(h) != n) {
 		if (gb_now_ms() > deadline)
@@ -340,7 +340,7 @@ bool gb_harness_has_fd(struct gb_harness *h, const char *name)
 
 bool gb_harness_wait_removed(struct gb_harness *h, const char *name, int timeout_ms)
 {
-	long deadline = gb_now_ms() + (long)timeout_ms * gb_slow();
+	long deadline = gb_deadline_ms(timeout_ms);
 
 	for (;;) {
 		bool found = false;
