@@ -30,6 +30,7 @@
 #include "gpiobroker.h"
 #include "gpiosim.h"
 #include "procstat.h"
+#include "client-util.h"
 #include "testmain.h"
 #include "timing.h"
 
@@ -180,16 +181,6 @@ static struct pct bus_rtt(sd_bus *bus, const char *dest, const char *path, const
 
 /* --- the broker ------------------------------------------------------------------ */
 
-static struct gpiobroker *open_as(uid_t uid)
-{
-	sd_bus *bus = gb_connect(uid);
-	struct gpiobroker *b = gpiobroker_open_bus(bus);
-
-	ck_assert_ptr_nonnull(b);
-	sd_bus_unref(bus);
-	return b;
-}
-
 static char *spec(unsigned int off)
 {
 	static char buf[64];
@@ -339,7 +330,7 @@ static void many_clients(pid_t broker, long *rss_idle, long *rss_many, int *fds,
 	for (int i = 0; i < CLIENTS; i++) {
 		unsigned int off = HOLD_FIRST + i;
 
-		c[i] = open_as(uids[i % 4]);
+		c[i] = gb_client_open_as(uids[i % 4]);
 		if (off < NUM_LINES) {
 			struct gpiobroker_line_settings s;
 
@@ -394,7 +385,7 @@ START_TEST(test_bench)
 	pss_start = gb_proc_pss_kib(broker);
 	out_mem("idle", broker);
 	ping = bus_rtt(root, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping");
-	b = open_as(UID_ALICE);
+	b = gb_client_open_as(UID_ALICE);
 	broker_setget(b, &b_set, &b_get);
 	cpu0 = gb_proc_cpu_ns(broker);
 	broker_edges(b, &b_edge);

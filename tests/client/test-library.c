@@ -21,6 +21,7 @@
 #include "brokertest.h"
 #include "gpiobroker.h"
 #include "gpiosim.h"
+#include "client-util.h"
 #include "testmain.h"
 #include "timing.h"
 
@@ -43,18 +44,6 @@ static void teardown(void)
 {
 	ck_assert_int_eq(gb_broker_stop(broker), 0);
 	gb_sim_chip_free(sim);
-}
-
-/* A library connection as @uid, made on a bus connection with that uid (the broker
- * knows callers by the bus daemon's record, so this is the real thing). */
-static struct gpiobroker *open_as(uid_t uid)
-{
-	sd_bus *bus = gb_connect(uid);
-	struct gpiobroker *b = gpiobroker_open_bus(bus);
-
-	ck_assert_ptr_nonnull(b);
-	sd_bus_unref(bus); /* the library holds its own reference */
-	return b;
 }
 
 static void pace(void)
@@ -97,46 +86,6 @@ static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event
 		ck_assert_int_eq(gpiobroker_free(req), 0);
 }
 
-/*
- * Run the connection with poll() on its fd, events and timeout, as an application's
- * own loop would, until *count reaches @target or @timeout_ms passes.
- */
-static bool wait_count(struct gpiobroker *b, const int *count, int target, int timeout_ms)
-{
-	long deadline = gb_now_ms() + (long)timeout_ms * gb_slow();
-
-	for (;;) {
-		struct pollfd p = { .fd = gpiobroker_get_fd(b) };
-		uint64_t until;
-		long left;
-		int r = gpiobroker_process(b), ms;
-
-		ck_assert_int_ge(r, 0);
-		if (*count >= target)
-			return true;
-		left = deadline - gb_now_ms();
-		if (left <= 0)
-			return false;
-		ck_assert_int_ge(p.fd, 0);
-		p.events = (short)gpiobroker_get_events(b);
-		ck_assert_int_ge(p.events, 0);
-		ck_assert_int_ge(gpiobroker_get_timeout(b, &until), 0);
-		ms = (int)left;
-		if (until != UINT64_MAX) {
-			struct timespec ts;
-			uint64_t now;
-
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			now = (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-			if (until <= now)
-				ms = 0;
-			else if ((until - now) / 1000 < (uint64_t)ms)
-				ms = (int)((until - now) / 1000) + 1;
-		}
-		ck_assert_int_ge(poll(&p, 1, ms), 0);
-	}
-}
-
 static struct gpiobroker_line_settings output(int value)
 {
 	struct gpiobroker_line_settings s;
@@ -159,7 +108,7 @@ static struct gpiobroker_line_settings input_edges(void)
 
 START_TEST(test_request_values_directions)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	struct gpiobroker_line_settings s = output(1);
 	struct gpiobroker_request *req;
 	char *label;
@@ -214,7 +163,7 @@ END_TEST
 
 START_TEST(test_array_atomic_and_multi_values)
 {
-	struct gpiobroker *a = open_as(UID_ALICE), *c = open_as(UID_CAROL);
+	struct gpiobroker *a = gb_client_open_as(UID_ALICE), *c = gb_client_open_as(UID_CAROL);
 	const char *const lines[3] = { "reset", "motor", "gblib:4" };
 	struct gpiobroker_line_settings s[3] = { output(1), output(0), output(1) };
 	const unsigned int idx[2] = { 2, 0 };
@@ -266,7 +215,7 @@ START_TEST(test_array_atomic_and_multi_values)
 	 * same uid comes back to it by path. */
 	gpiobroker_request_close(req);
 	gpiobroker_close(a);
-	a = open_as(UID_ALICE);
+	a = gb_client_open_as(UID_ALICE);
 	got = gpiobroker_request_open(a, GB_ROOT_PATH "/request/2");
 	ck_assert_ptr_nonnull(got);
 	ck_assert(gpiobroker_request_is_persistent(got));
@@ -281,7 +230,7 @@ END_TEST
 
 START_TEST(test_errors_have_names)
 {
-	struct gpiobroker *a = open_as(UID_ALICE), *b = open_as(UID_BOB);
+	struct gpiobroker *a = gb_client_open_as(UID_ALICE), *b = gb_client_open_as(UID_BOB);
 	struct gpiobroker_line_settings s = output(0);
 	struct gpiobroker_request *req, *theirs;
 	struct gpiobroker_request_info *info;
@@ -361,7 +310,7 @@ END_TEST
 
 START_TEST(test_edges_in_order)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	struct gpiobroker_line_settings s = input_edges();
 	struct gpiobroker_request *req;
 	struct rec r = { 0 };
@@ -374,7 +323,7 @@ START_TEST(test_edges_in_order)
 		ck_assert_int_eq(gb_sim_set_pull(sim, 1, i % 2 == 0), 0);
 		pace();
 	}
-	ck_assert_msg(wait_count(b, &r.n, toggles, 5000), "got %d of %d events", r.n, toggles);
+	ck_assert_msg(gb_client_wait_count(&b, 1, &r.n, toggles, 5000), "got %d of %d events", r.n, toggles);
 	for (int i = 0; i < r.n; i++) {
 		ck_assert_int_eq(r.ev[i].type, GPIOBROKER_EVENT_EDGE);
 		ck_assert_uint_eq(r.ev[i].index, 0);
@@ -388,13 +337,13 @@ START_TEST(test_edges_in_order)
 			ck_assert_uint_gt(r.ev[i].ts, r.ev[i - 1].ts);
 	}
 	/* Nothing more came (a bounded look, not a sleep: the loop returns early on events). */
-	ck_assert(!wait_count(b, &r.n, toggles + 1, 100));
+	ck_assert(!gb_client_wait_count(&b, 1, &r.n, toggles + 1, 100));
 	ck_assert_uint_eq(gpiobroker_request_get_events_lost(req), 0);
 
 	/* A handler may free its own request. */
 	r.free_in_handler = true;
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, true), 0);
-	ck_assert(wait_count(b, &r.n, toggles + 1, 5000));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, toggles + 1, 5000));
 	ck_assert(gb_wait_line_used(gpiobroker_get_bus(b), chip, 1, false, 2000));
 	gpiobroker_close(b);
 }
@@ -402,7 +351,7 @@ END_TEST
 
 START_TEST(test_lost_counted_from_seqno_gaps)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	sd_bus *other = gb_connect(UID_ALICE);
 	struct gpiobroker_line_settings s = input_edges();
 	struct gpiobroker_request *req;
@@ -424,13 +373,13 @@ START_TEST(test_lost_counted_from_seqno_gaps)
 	/* Ours again: the first event we see is seqno 3, two missed. */
 	ck_assert_int_eq(gpiobroker_to_irq(req, on_irq, &r), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 4, true), 0);
-	ck_assert(wait_count(b, &r.n, 1, 5000));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, 1, 5000));
 	ck_assert_uint_eq(r.ev[0].seq, 3);
 	ck_assert_uint_eq(r.ev[0].lost, 2);
 	ck_assert_uint_eq(gpiobroker_request_get_events_lost(req), 2);
 	pace();
 	ck_assert_int_eq(gb_sim_set_pull(sim, 4, false), 0);
-	ck_assert(wait_count(b, &r.n, 2, 5000));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, 2, 5000));
 	ck_assert_uint_eq(r.ev[1].seq, 4);
 	ck_assert_uint_eq(r.ev[1].lost, 0);
 	ck_assert_int_eq(gpiobroker_free(req), 0);
@@ -441,7 +390,7 @@ END_TEST
 
 START_TEST(test_lost_counted_from_kernel_overflow)
 {
-	struct gpiobroker *b = open_as(UID_BOB);
+	struct gpiobroker *b = gb_client_open_as(UID_BOB);
 	struct gpiobroker_line_settings s[2] = { input_edges(), input_edges() };
 	struct gpiobroker_request *req;
 	struct rec r = { 0 };
@@ -458,13 +407,13 @@ START_TEST(test_lost_counted_from_kernel_overflow)
 		pace();
 	}
 	ck_assert_int_eq(kill(broker, SIGCONT), 0);
-	ck_assert(wait_count(b, &r.n, 1, 5000));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, 1, 5000));
 	/* A marker edge on the other line comes after everything the kernel kept. */
 	ck_assert_int_eq(gb_sim_set_pull(sim, 4, true), 0);
 	for (;;) {
 		int seen = r.n;
 
-		ck_assert_msg(wait_count(b, &r.n, seen + 1, 5000), "marker edge never came");
+		ck_assert_msg(gb_client_wait_count(&b, 1, &r.n, seen + 1, 5000), "marker edge never came");
 		if (r.ev[r.n - 1].index == 1)
 			break;
 	}
@@ -481,7 +430,7 @@ END_TEST
 
 START_TEST(test_forged_signals_ignored)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	sd_bus *mallory = gb_connect(UID_BOB);
 	struct gpiobroker_line_settings s = input_edges();
 	struct gpiobroker_request *req;
@@ -504,8 +453,8 @@ START_TEST(test_forged_signals_ignored)
 	ck_assert_int_ge(sd_bus_flush(mallory), 0);
 	/* A real edge afterwards: it is the first and only event seen. */
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, true), 0);
-	ck_assert(wait_count(b, &r.n, 1, 5000));
-	ck_assert(!wait_count(b, &r.n, 2, 100));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, 1, 5000));
+	ck_assert(!gb_client_wait_count(&b, 1, &r.n, 2, 100));
 	ck_assert_int_eq(r.n, 1);
 	ck_assert_uint_eq(r.ev[0].seq, 1);
 	sd_bus_flush_close_unref(mallory);
@@ -516,7 +465,7 @@ END_TEST
 START_TEST(test_chip_gone)
 {
 	struct gb_sim_chip *hot = gb_sim_chip_new("gbhot", 2, NULL);
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	struct gpiobroker_line_settings s = input_edges();
 	struct gpiobroker_request *req;
 	struct rec r = { 0 };
@@ -527,7 +476,7 @@ START_TEST(test_chip_gone)
 	ck_assert_msg(req != NULL, "%s", gpiobroker_last_error_message(b));
 	ck_assert_int_eq(gpiobroker_to_irq(req, on_irq, &r), 0);
 	ck_assert_int_eq(gb_sim_chip_unplug(hot), 0);
-	ck_assert(wait_count(b, &r.n, 1, 5000));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, 1, 5000));
 	ck_assert_int_eq(r.ev[0].type, GPIOBROKER_EVENT_CHIP_GONE);
 	ck_assert_str_eq(r.ev[0].detail, gb_sim_chip_name(hot));
 	ck_assert_int_eq(gpiobroker_get_value(req, 0), -ENODEV);
@@ -540,7 +489,7 @@ END_TEST
 
 START_TEST(test_broker_gone)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	struct gpiobroker_line_settings s = input_edges();
 	struct gpiobroker_request *req = gpiobroker_request(b, "button", "orphan", &s);
 	struct rec r = { 0 };
@@ -548,7 +497,7 @@ START_TEST(test_broker_gone)
 	ck_assert_ptr_nonnull(req);
 	ck_assert_int_eq(gpiobroker_to_irq(req, on_irq, &r), 0);
 	ck_assert_int_eq(gb_broker_stop(broker), 0);
-	ck_assert(wait_count(b, &r.n, 1, 5000));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, 1, 5000));
 	ck_assert_int_eq(r.ev[0].type, GPIOBROKER_EVENT_BROKER_GONE);
 	gpiobroker_request_close(req);
 	gpiobroker_close(b);
@@ -591,7 +540,7 @@ static int on_give_up(sd_event_source *src, uint64_t usec, void *u)
 
 START_TEST(test_sd_event)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	struct gpiobroker_line_settings s = input_edges();
 	struct gpiobroker_request *req = gpiobroker_request(b, "button", "loop", &s);
 	struct loop_state st = { 0 };
