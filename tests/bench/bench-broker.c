@@ -27,12 +27,15 @@
 
 #include "bench.h"
 #include "brokertest.h"
+#include "bus-util.h"
+#include "client-util.h"
 #include "gpiobroker.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "procstat.h"
-#include "client-util.h"
 #include "testmain.h"
 #include "timing.h"
+#include "users.h"
 
 /* Linux 6.1 has 512 GPIO numbers in all (ARCH_NR_GPIOS): one chip takes them all. */
 #define NUM_LINES   512
@@ -44,15 +47,7 @@
 #define HOLD_FIRST  64
 #define CLIENTS     (getenv("GB_TEST_BENCH_CLIENTS") ? atoi(getenv("GB_TEST_BENCH_CLIENTS")) : 1000)
 
-#define POLICY \
-	"[group bench]\n" \
-	"chip = gbbench\n" \
-	"offsets = 0-511\n" \
-	"users = *\n" \
-	"directions = input, output\n" \
-	"direction-may-change = yes\n" \
-	"edges = none, rising, falling, both\n" \
-	"bias = as-is, disabled, pull-up, pull-down\n"
+#define POLICY GB_TEST_POLICY_ALL("gbbench", "0-511")
 
 static struct gb_sim_chip *sim;
 static const char *chip;

@@ -14,9 +14,14 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 static const char *const names_a[4] = { "pump", "valve", "shared", NULL };
 static const char *const names_b[4] = { "fan", NULL, "shared", "heater" };

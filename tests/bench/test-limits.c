@@ -10,9 +10,14 @@
 #include <string.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 #define LIMITS_EXCEEDED GB_ERROR_LIMITS_EXCEEDED
 

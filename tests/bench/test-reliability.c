@@ -29,26 +29,20 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "procstat.h"
 #include "testmain.h"
 #include "timing.h"
+#include "users.h"
 
 /* Linux 6.1 (the bench's kernel) numbers GPIOs globally and has 512 numbers
  * (ARCH_NR_GPIOS): no more lines than that can exist at once, across all chips. */
 #define MANY_LINES 512
-#define POLICY_MANY \
-	"[group reliability]\n" \
-	"chip = gbrel*\n" \
-	"offsets = 0-511\n" \
-	"users = *\n" \
-	"directions = input, output\n" \
-	"direction-may-change = yes\n" \
-	"edges = none, rising, falling, both\n" \
-	"bias = as-is, disabled, pull-up, pull-down\n" \
-	"drive = push-pull, open-drain, open-source\n" \
-	"persistent = yes\n"
+#define POLICY_MANY GB_TEST_POLICY_ALL("gbrel*", "0-511")
 
 static struct gb_sim_chip *sim;
 static const char *chip;

@@ -13,9 +13,14 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 static const char *const names[8] = { "led", "button", "reset", "motor", NULL, NULL, NULL, "spare" };
 static struct gb_sim_chip *sim;

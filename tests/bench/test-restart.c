@@ -22,10 +22,15 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
 #include "notify-harness.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 #define STATE_DIR "/run/gb-test-state"
 #define LOG_FILE  "/run/gb-test-restart.log"

@@ -15,9 +15,15 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
+#include "procstat.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 static const char *const names[5] = { "led", "button", "door", "spare", NULL };
 static struct gb_sim_chip *sim;
@@ -458,22 +464,6 @@ START_TEST(test_reload_revokes_watch)
 }
 END_TEST
 
-static long broker_rss_kb(void)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)broker);
-	f = fopen(path, "re");
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 /* Process a stalled connection until every edge is delivered or counted lost. */
 static void drain(struct rec *r, int edges)
 {
@@ -510,10 +500,10 @@ START_TEST(test_slow_subscribers_lose_only_their_own)
 	/* alice and carol never read nor acknowledge; bob does. */
 	toggle(&fast, 1, true);
 	toggle(&fast, 1, false);
-	rss_before = broker_rss_kb();
+	rss_before = gb_proc_rss_kib(broker);
 	for (int k = 2; k < edges; k++)
 		toggle(&fast, 1, k % 2 == 0);
-	rss_after = broker_rss_kb();
+	rss_after = gb_proc_rss_kib(broker);
 
 	/* The one who keeps up lost nothing. */
 	ck_assert_int_eq(fast.edges, edges);

@@ -15,9 +15,13 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 #ifndef GB_CLIENT_BUILDDIR
 #error "GB_CLIENT_BUILDDIR must be defined by the build"

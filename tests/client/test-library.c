@@ -18,12 +18,16 @@
 #include <systemd/sd-event.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
+#include "client-util.h"
 #include "gpiobroker.h"
 #include "gpiosim.h"
-#include "client-util.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
 #include "timing.h"
+#include "users.h"
 
 static const char *const names[8] = { "led", "button", "reset", "motor", "door", NULL, NULL, "spare" };
 static struct gb_sim_chip *sim;

@@ -13,11 +13,13 @@
 
 #include "bench.h"
 #include "brokertest.h"
+#include "client-util.h"
 #include "gpiobroker.h"
 #include "gpiosim.h"
 #include "notify-harness.h"
-#include "client-util.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 static const struct gb_broker_opts opts = { .args = GB_ARGS("--state-dir=/run/gb-test-client-state") };
 static const char *const names[2] = { "bell", "spare" };

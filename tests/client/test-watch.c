@@ -15,11 +15,13 @@
 
 #include "bench.h"
 #include "brokertest.h"
+#include "client-util.h"
 #include "gpiobroker.h"
 #include "gpiosim.h"
-#include "client-util.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
 #include "timing.h"
+#include "users.h"
 
 static const char *const names[4] = { "led", "button", "door", NULL };
 static struct gb_sim_chip *sim;

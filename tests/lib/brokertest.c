@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bus-util.h"
+#include "org.gpiodbroker1.h"
 #include "timing.h"
 
 #ifndef GB_BROKER_BIN

@@ -12,12 +12,6 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
-#include <systemd/sd-bus.h>
-
-#include "broker-calls.h"
-#include "bus-util.h"
-#include "org.gpiodbroker1.h"
-#include "timing.h"
 
 /**
  * How to start the broker under test. Every field may be left zero: a zeroed
@@ -55,10 +49,15 @@ pid_t gb_broker_spawn(const struct gb_broker_opts *opts);
 void gb_policy_write(const char *policy);
 
 #define GB_TEST_POLICY_DIR "/run/gb-test-policy"
-#define GB_TEST_POLICY_OPEN \
+/**
+ * A policy under which every user may do anything (any direction, edges, bias,
+ * drive, persistent requests) with lines @p offsets of the chips whose label
+ * matches @p chip: both string literals.
+ */
+#define GB_TEST_POLICY_ALL(chip, offsets) \
 	"[group bench]\n" \
-	"chip = gb*\n" \
-	"offsets = 0-63\n" \
+	"chip = " chip "\n" \
+	"offsets = " offsets "\n" \
 	"users = *\n" \
 	"directions = input, output\n" \
 	"direction-may-change = yes\n" \
@@ -66,6 +65,8 @@ void gb_policy_write(const char *policy);
 	"bias = as-is, disabled, pull-up, pull-down\n" \
 	"drive = push-pull, open-drain, open-source\n" \
 	"persistent = yes\n"
+/** What most tests need: all of it for the lines of chips labelled "gb*". */
+#define GB_TEST_POLICY_OPEN GB_TEST_POLICY_ALL("gb*", "0-63")
 /** SIGTERM, wait; returns the exit status (0 = clean; 97 = valgrind found errors). */
 int gb_broker_stop(pid_t pid);
 /** Wait until the broker process exits on its own; its exit status or -1. */

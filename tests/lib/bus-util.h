@@ -16,8 +16,6 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
-#include "users.h"
-
 /**
  * A system bus connection made as @p uid (0: root), with the user's groups.
  * The bus daemon records the identity at connect time, so the broker sees the

@@ -20,6 +20,7 @@
 
 #include "brokertest.h"
 #include "bus-util.h"
+#include "org.gpiodbroker1.h"
 #include "timing.h"
 
 #define SOCK_PATH "/run/gb-test-notify.sock"
