@@ -177,6 +177,18 @@ static void toggle(struct rec *r, unsigned int off, bool level)
 	wait_n(r, want);
 }
 
+/* In a child: carol watches the button. */
+static sd_bus *carol_watches_button(void *userdata)
+{
+	sd_bus *bus = gb_connect(UID_CAROL);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+
+	if (sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &err, NULL, "sa{sv}",
+			       "button", 0) < 0)
+		return NULL;
+	return bus;
+}
+
 START_TEST(test_three_watchers_one_holder)
 {
 	sd_bus *alice = gb_connect(UID_ALICE), *bob = gb_connect(UID_BOB),
@@ -184,9 +196,9 @@ START_TEST(test_three_watchers_one_holder)
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	struct rec h, w[3];
 	const int edges = 12;
-	int pipefd[2], killed_at = edges / 2;
+	int killed_at = edges / 2;
+	char child_name[64];
 	pid_t child;
-	char c;
 
 	listen_on(&h, alice, false);
 	listen_on(&w[0], bob, false);
@@ -197,23 +209,7 @@ START_TEST(test_three_watchers_one_holder)
 		ck_assert_msg(watch(&w[i], "button", &err) >= 0, "%s", err.message);
 
 	/* A fourth watcher in another process, killed halfway. */
-	ck_assert_int_eq(pipe(pipefd), 0);
-	child = fork();
-	ck_assert_int_ge(child, 0);
-	if (child == 0) {
-		sd_bus *cb = gb_connect(UID_CAROL);
-		sd_bus_error e = SD_BUS_ERROR_NULL;
-
-		if (sd_bus_call_method(cb, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &e, NULL,
-				       "sa{sv}", "button", 0) < 0)
-			_exit(1);
-		(void)!write(pipefd[1], "w", 1);
-		for (;;)
-			pause();
-	}
-	close(pipefd[1]);
-	ck_assert_int_eq(read(pipefd[0], &c, 1), 1);
-	close(pipefd[0]);
+	child = gb_fork_client(carol_watches_button, NULL, child_name, sizeof(child_name));
 
 	/* Everybody starts from the level: low. */
 	wait_n(&h, 1);

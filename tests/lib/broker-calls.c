@@ -156,31 +156,28 @@ int gb_ping(sd_bus *bus, sd_bus_error *err)
 	return sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping", err, NULL, "");
 }
 
+struct holder {
+	uid_t uid;
+	const char *label, *spec, *direction;
+	int value;
+	bool persistent;
+};
+
+static sd_bus *hold(void *userdata)
+{
+	const struct holder *h = userdata;
+	sd_bus *bus = gb_connect(h->uid);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+
+	if (gb_request(bus, h->label, h->spec, h->direction, h->value, NULL, h->persistent, NULL, &err) < 0)
+		return NULL;
+	return bus;
+}
+
 pid_t gb_spawn_holder(uid_t uid, const char *label, const char *spec, const char *direction, int value,
 		      bool persistent, char *name, size_t size)
 {
-	int p[2];
-	pid_t pid;
+	struct holder h = { uid, label, spec, direction, value, persistent };
 
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		sd_bus *bus = gb_connect(uid);
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		const char *me;
-
-		close(p[0]);
-		if (gb_request(bus, label, spec, direction, value, NULL, persistent, NULL, &err) < 0)
-			_exit(1);
-		sd_bus_get_unique_name(bus, &me);
-		if (write(p[1], me, strlen(me) + 1) < 0)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	ck_assert_msg(read(p[0], name, size) > 0, "the holder (%s on %s) did not start", label, spec);
-	close(p[0]);
-	return pid;
+	return gb_fork_client(hold, &h, name, size);
 }

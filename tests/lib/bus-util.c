@@ -71,6 +71,31 @@ bool gb_wait_name(sd_bus *bus, const char *name, bool owned, int timeout_ms)
 	return true;
 }
 
+pid_t gb_fork_client(sd_bus *(*body)(void *userdata), void *userdata, char *name, size_t size)
+{
+	int p[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		sd_bus *bus;
+		const char *me;
+
+		close(p[0]);
+		bus = body(userdata);
+		if (!bus || sd_bus_get_unique_name(bus, &me) < 0 || write(p[1], me, strlen(me) + 1) < 0)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	ck_assert_msg(read(p[0], name, size) > 0, "the client process failed");
+	close(p[0]);
+	return pid;
+}
+
 bool gb_bus_wait_count(sd_bus *bus, const int *counter, int target, int timeout_ms)
 {
 	long deadline = gb_deadline_ms(timeout_ms);

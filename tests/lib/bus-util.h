@@ -31,6 +31,15 @@ bool gb_name_has_owner(sd_bus *bus, const char *name);
  */
 bool gb_wait_name(sd_bus *bus, const char *name, bool owned, int timeout_ms);
 
+/**
+ * A client in a process of its own: @p body runs in a forked child and returns
+ * the bus connection it made and used (NULL: it failed). The child then reports
+ * that connection's unique name and waits to be killed (SIGKILL, then waitpid,
+ * is the test's). The parent gets the name in @p name (@p size bytes); the test
+ * aborts if the child failed.
+ */
+pid_t gb_fork_client(sd_bus *(*body)(void *userdata), void *userdata, char *name, size_t size);
+
 /** Process @p bus until *counter >= target or @p timeout_ms (times gb_slow()) passes; true if reached. */
 bool gb_bus_wait_count(sd_bus *bus, const int *counter, int target, int timeout_ms);
 /** A message handler that counts: increments the int that @p userdata points to. */
