@@ -454,12 +454,10 @@ static void teardown(void)
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("bench");
-	TCase *tc = tcase_create("bench");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 1800);
+	tc = gb_tcase_new(s, "bench", setup, teardown, 1800);
 	tcase_add_test(tc, test_bench);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

@@ -304,16 +304,14 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("chips");
-	TCase *tc = tcase_create("chips");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "chips", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_objects);
 	tcase_add_test(tc, test_outside_change);
 	tcase_add_test(tc, test_chip_unplugged);
 	tcase_add_test(tc, test_sigterm_releases_everything);
 	tcase_add_test(tc, test_bus_goes_away);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

@@ -260,14 +260,12 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("events");
-	TCase *tc = tcase_create("events");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "events", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_edges_to_owner_only);
 	tcase_add_test(tc, test_kernel_overflow_counted);
 	tcase_add_test(tc, test_persistent_subscribe);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

@@ -175,16 +175,14 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("limits");
-	TCase *tc = tcase_create("limits");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "limits", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_requests_per_client);
 	tcase_add_test(tc, test_root_not_exempt);
 	tcase_add_test(tc, test_lines_per_client);
 	tcase_add_test(tc, test_persistent_per_uid);
 	tcase_add_test(tc, test_default_limits);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

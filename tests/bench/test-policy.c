@@ -270,17 +270,15 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("policy");
-	TCase *tc = tcase_create("policy");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "policy", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_users);
 	tcase_add_test(tc, test_supplementary_group);
 	tcase_add_test(tc, test_direction_may_not_change);
 	tcase_add_test(tc, test_safe_state_on_kill);
 	tcase_add_test(tc, test_reload_revokes);
 	tcase_add_test(tc, test_unsafe_policy_file);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

@@ -532,12 +532,11 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("reliability");
-	TCase *tc = tcase_create("reliability");
+	TCase *tc;
 	const char *only;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, (full() ? 1500 : 150) * gb_slow());
+	tc = gb_tcase_new(s, "reliability", setup, teardown, (full() ? 1500 : 150) * gb_slow());
 	/* GB_TEST_RELIABILITY_ONLY=storm|many|calls runs one of them. */
 	only = getenv("GB_TEST_RELIABILITY_ONLY");
 	if (!only || strcmp(only, "storm") == 0)
@@ -546,6 +545,5 @@ int main(int argc, char **argv)
 		tcase_add_test(tc, test_many_clients);
 	if (!only || strcmp(only, "calls") == 0)
 		tcase_add_test(tc, test_malformed_calls);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

@@ -405,11 +405,10 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("request");
-	TCase *tc = tcase_create("request");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "request", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_request_release);
 	tcase_add_test(tc, test_exclusive);
 	tcase_add_test(tc, test_atomic);
@@ -419,6 +418,5 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_direction);
 	tcase_add_test(tc, test_bad_input);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

@@ -552,13 +552,11 @@ int main(int argc, char **argv)
 	const TTest *const release[] = { test_owner_died_while_down, test_no_store_releases_to_safe,
 					 test_corrupt_state, test_stop_job_releases, NULL };
 	Suite *s = suite_create("restart");
-	TCase *tc = tcase_create(GB_RESTART_PART == 1 ? "adopt" : "release");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, GB_RESTART_PART == 1 ? "adopt" : "release", setup, teardown, 60 * gb_slow());
 	for (const TTest *const *t = GB_RESTART_PART == 1 ? adopt : release; *t; t++)
 		tcase_add_test(tc, *t);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

@@ -548,20 +548,16 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("watch");
-	TCase *tc = tcase_create("watch"), *small = tcase_create("flow");
+	TCase *tc, *small;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "watch", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_three_watchers_one_holder);
 	tcase_add_test(tc, test_permission_and_limit);
 	tcase_add_test(tc, test_initial_state_both_levels);
 	tcase_add_test(tc, test_unheld_line_then_request);
 	tcase_add_test(tc, test_reload_revokes_watch);
-	suite_add_tcase(s, tc);
-	tcase_add_checked_fixture(small, setup_small, teardown);
-	tcase_set_timeout(small, 90 * gb_slow());
+	small = gb_tcase_new(s, "flow", setup_small, teardown, 90 * gb_slow());
 	tcase_add_test(small, test_slow_subscribers_lose_only_their_own);
-	suite_add_tcase(s, small);
 	return gb_run_suite(s);
 }

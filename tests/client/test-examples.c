@@ -147,14 +147,11 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("examples");
-	TCase *tc = tcase_create("examples");
+	TCase *tc = gb_tcase_new(s, "examples", setup, teardown, 60 * gb_slow());
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
 	tcase_add_test(tc, test_blink);
 	tcase_add_test(tc, test_watch_irq);
 	tcase_add_test(tc, test_busy_example_says_who);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

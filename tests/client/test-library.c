@@ -602,10 +602,8 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("libgpiobroker");
-	TCase *tc = tcase_create("library");
+	TCase *tc = gb_tcase_new(s, "library", setup, teardown, 60 * gb_slow());
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
 	tcase_add_test(tc, test_request_values_directions);
 	tcase_add_test(tc, test_array_atomic_and_multi_values);
 	tcase_add_test(tc, test_errors_have_names);
@@ -618,7 +616,6 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_broker_gone);
 	tcase_add_test(tc, test_sd_event);
 	tcase_add_test(tc, test_killed_client_leaves_nothing_held);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -99,11 +99,10 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("client-restart");
-	TCase *tc = tcase_create("restart");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_set_timeout(tc, 120 * gb_slow());
+	tc = gb_tcase_new(s, "restart", NULL, NULL, 120 * gb_slow());
 	tcase_add_test(tc, test_library_follows_a_restarted_broker);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

@@ -201,14 +201,12 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("library-watch");
-	TCase *tc = tcase_create("watch");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "watch", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_watch_follows_holder);
 	tcase_add_test(tc, test_initial_state_before_handler);
 	tcase_add_test(tc, test_watch_denied);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }
