@@ -27,10 +27,15 @@
 
 #include "bench.h"
 #include "brokertest.h"
+#include "bus-util.h"
+#include "client-util.h"
 #include "gpiobroker.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "procstat.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 /* Linux 6.1 has 512 GPIO numbers in all (ARCH_NR_GPIOS): one chip takes them all. */
 #define NUM_LINES   512
@@ -42,15 +47,7 @@
 #define HOLD_FIRST  64
 #define CLIENTS     (getenv("GB_TEST_BENCH_CLIENTS") ? atoi(getenv("GB_TEST_BENCH_CLIENTS")) : 1000)
 
-#define POLICY \
-	"[group bench]\n" \
-	"chip = gbbench\n" \
-	"offsets = 0-511\n" \
-	"users = *\n" \
-	"directions = input, output\n" \
-	"direction-may-change = yes\n" \
-	"edges = none, rising, falling, both\n" \
-	"bias = as-is, disabled, pull-up, pull-down\n"
+#define POLICY GB_TEST_POLICY_ALL("gbbench", "0-511")
 
 static struct gb_sim_chip *sim;
 static const char *chip;
@@ -68,30 +65,15 @@ static void target(const char *name, double v, double limit, const char *what)
 	fflush(stdout);
 }
 
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 struct pct { double p50, p99; };
 
 static struct pct pct_us(long long *v, int n)
 {
 	struct pct p;
 
-	qsort(v, n, sizeof(*v), cmp_ll);
-	p.p50 = v[n / 2] / 1e3;
-	p.p99 = v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] / 1e3;
+	gb_sort_samples(v, n);
+	p.p50 = gb_percentile(v, n, 50) / 1e3;
+	p.p99 = gb_percentile(v, n, 99) / 1e3;
 	return p;
 }
 
@@ -122,17 +104,17 @@ static void direct_setget(struct pct *set, struct pct *get)
 	lr = gpiod_chip_request_lines(gc, NULL, lc);
 	ck_assert_ptr_nonnull(lr);
 	for (int i = 0; i < iters; i++) {
-		long long t0 = now_ns();
+		long long t0 = gb_now_ns();
 
 		ck_assert_int_eq(gpiod_line_request_set_value(lr, off, i & 1), 0);
-		t[i] = now_ns() - t0;
+		t[i] = gb_now_ns() - t0;
 	}
 	*set = pct_us(t, iters);
 	for (int i = 0; i < iters; i++) {
-		long long t0 = now_ns();
+		long long t0 = gb_now_ns();
 
 		ck_assert_int_ge(gpiod_line_request_get_value(lr, off), 0);
-		t[i] = now_ns() - t0;
+		t[i] = gb_now_ns() - t0;
 	}
 	*get = pct_us(t, iters);
 	gpiod_line_request_release(lr);
@@ -164,7 +146,7 @@ static void direct_edges(struct pct *lat)
 		ck_assert_int_eq(gb_wait_readable(gpiod_line_request_get_fd(lr), 5000), 1);
 		ck_assert_int_ge(gpiod_line_request_read_edge_events(lr, buf, 4), 1);
 		ev = gpiod_edge_event_buffer_get_event(buf, 0);
-		t[i] = now_ns() - (long long)gpiod_edge_event_get_timestamp_ns(ev);
+		t[i] = gb_now_ns() - (long long)gpiod_edge_event_get_timestamp_ns(ev);
 	}
 	*lat = pct_us(t, edges);
 	gpiod_line_request_release(lr);
@@ -182,10 +164,10 @@ static struct pct bus_rtt(sd_bus *bus, const char *dest, const char *path, const
 	struct pct p;
 
 	for (int i = 0; i < iters; i++) {
-		long long t0 = now_ns();
+		long long t0 = gb_now_ns();
 
 		ck_assert_int_ge(sd_bus_call_method(bus, dest, path, iface, member, NULL, NULL, ""), 0);
-		t[i] = now_ns() - t0;
+		t[i] = gb_now_ns() - t0;
 	}
 	p = pct_us(t, iters);
 	free(t);
@@ -193,16 +175,6 @@ static struct pct bus_rtt(sd_bus *bus, const char *dest, const char *path, const
 }
 
 /* --- the broker ------------------------------------------------------------------ */
-
-static struct gpiobroker *open_as(uid_t uid)
-{
-	sd_bus *bus = gb_connect(uid);
-	struct gpiobroker *b = gpiobroker_open_bus(bus);
-
-	ck_assert_ptr_nonnull(b);
-	sd_bus_unref(bus);
-	return b;
-}
 
 static char *spec(unsigned int off)
 {
@@ -223,17 +195,17 @@ static void broker_setget(struct gpiobroker *b, struct pct *set, struct pct *get
 	r = gpiobroker_request(b, spec(LINE_OUT), "bench", &s);
 	ck_assert_ptr_nonnull(r);
 	for (int i = 0; i < iters; i++) {
-		long long t0 = now_ns();
+		long long t0 = gb_now_ns();
 
 		ck_assert_int_eq(gpiobroker_set_value(r, 0, i & 1), 0);
-		t[i] = now_ns() - t0;
+		t[i] = gb_now_ns() - t0;
 	}
 	*set = pct_us(t, iters);
 	for (int i = 0; i < iters; i++) {
-		long long t0 = now_ns();
+		long long t0 = gb_now_ns();
 
 		ck_assert_int_ge(gpiobroker_get_value(r, 0), 0);
-		t[i] = now_ns() - t0;
+		t[i] = gb_now_ns() - t0;
 	}
 	*get = pct_us(t, iters);
 	ck_assert_int_eq(gpiobroker_free(r), 0);
@@ -249,7 +221,7 @@ struct edge_rec {
 static void on_edge(struct gpiobroker_request *req, const struct gpiobroker_event *ev, void *ud)
 {
 	struct edge_rec *rec = ud;
-	long long now = now_ns();
+	long long now = gb_now_ns();
 
 	if (gpiobroker_event_get_type(ev) != GPIOBROKER_EVENT_EDGE)
 		return;
@@ -353,7 +325,7 @@ static void many_clients(pid_t broker, long *rss_idle, long *rss_many, int *fds,
 	for (int i = 0; i < CLIENTS; i++) {
 		unsigned int off = HOLD_FIRST + i;
 
-		c[i] = open_as(uids[i % 4]);
+		c[i] = gb_client_open_as(uids[i % 4]);
 		if (off < NUM_LINES) {
 			struct gpiobroker_line_settings s;
 
@@ -399,7 +371,8 @@ START_TEST(test_bench)
 	bus = bus_rtt(root, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
 		      "GetId");
 
-	broker = gb_broker_start_policy(POLICY, "--log-level=warning");
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = POLICY,
+						      .args = GB_ARGS("--log-level=warning") });
 	fds_idle = gb_proc_fd_count(broker);
 	/* Idle: started, chip enumerated, policy loaded, nobody has called yet. */
 	rss_start = gb_proc_rss_kib(broker);
@@ -407,7 +380,7 @@ START_TEST(test_bench)
 	pss_start = gb_proc_pss_kib(broker);
 	out_mem("idle", broker);
 	ping = bus_rtt(root, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping");
-	b = open_as(UID_ALICE);
+	b = gb_client_open_as(UID_ALICE);
 	broker_setget(b, &b_set, &b_get);
 	cpu0 = gb_proc_cpu_ns(broker);
 	broker_edges(b, &b_edge);
@@ -481,12 +454,10 @@ static void teardown(void)
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("bench");
-	TCase *tc = tcase_create("bench");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 1800);
+	tc = gb_tcase_new(s, "bench", setup, teardown, 1800);
 	tcase_add_test(tc, test_bench);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

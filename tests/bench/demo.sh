@@ -6,9 +6,10 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${GB_DEMO_BUILD:?}
 . "$here/gpiosim.sh"
+. "$here/test-lib.sh"
 
 say() { printf '\n\033[1m# %s\033[0m\n' "$*"; }
-run() { printf '\033[36m%s$ %s\033[0m\n' "${AS:-root}" "$*"; if [ -n "${AS:-}" ]; then setpriv --reuid="$AS" --regid="$AS" --init-groups -- "$@"; else "$@"; fi; }
+run() { printf '\033[36m%s$ %s\033[0m\n' "${AS:-root}" "$*"; if [ -n "${AS:-}" ]; then as "$AS" "$@"; else "$@"; fi; }
 
 chip=$(sim_chip_dev demo)
 say "The integrator's policy: aliases, who may do what, safe states"
@@ -33,7 +34,7 @@ cat /run/demo-policy/10-demo.conf
 say "A gpio-sim chip '$chip' (label 'demo') with named lines; start the broker"
 "$build/daemon/gpiod-broker" --policy-dir=/run/demo-policy &
 broker=$!
-for i in $(seq 100); do busctl --system list 2>/dev/null | grep -q '^org.gpiodbroker1 ' && break; sleep 0.05; done
+wait_broker
 run busctl --system tree org.gpiodbroker1 | head -8
 echo "  ..."
 

@@ -8,14 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 broker=${GB_TEST_BROKER:?GB_TEST_BROKER must name the gpiod-broker binary}
 . "$here/gpiosim.sh"
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
-check() { # check DESCRIPTION EXPECTED ACTUAL
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "expected: $2" "got:      $3"; fi
-}
-as() { u=$1; shift; setpriv --reuid="$u" --regid="$u" --init-groups -- "$@"; }
+. "$here/test-lib.sh"
 call() { u=$1; shift; as "$u" busctl --system call org.gpiodbroker1 "$@" 2>&1; }
 RQ=org.gpiodbroker1.Request
 
@@ -38,10 +31,7 @@ persistent = yes
 POLICY
 "$broker" --log-level=warning --policy-dir=/run/gb-busctl-policy &
 bpid=$!
-for i in $(seq 100); do
-	busctl --system list 2>/dev/null | grep -q '^org.gpiodbroker1 ' && break
-	sleep 0.05
-done
+wait_broker
 
 out=$(call gb-alice /org/gpiodbroker1 org.gpiodbroker1.Manager Request 'sa(sa{sv})a{sv}' \
 	lamp-ctl 1 lamp 2 direction s output value b false 1 persistent b true)
@@ -131,5 +121,4 @@ wait "$wpid"
 kill "$bpid"
 wait "$bpid"
 check "broker exits cleanly on SIGTERM" 0 "$?"
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done

@@ -14,9 +14,14 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 static const char *const names_a[4] = { "pump", "valve", "shared", NULL };
 static const char *const names_b[4] = { "fan", NULL, "shared", "heater" };
@@ -29,7 +34,7 @@ static void setup(void)
 	sim_b = gb_sim_chip_new("gbchip-b", 4, names_b);
 	ck_assert_ptr_nonnull(sim_a);
 	ck_assert_ptr_nonnull(sim_b);
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 }
 
 static void teardown(void)
@@ -69,18 +74,15 @@ START_TEST(test_objects)
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
 	char *cp = chip_path(sim_a), *s = NULL, *lp;
-	uint32_t n = 0;
 	int objects = 0, r;
 
-	ck_assert_int_ge(sd_bus_get_property_string(bus, GB_BUS_NAME, cp, GB_BUS_NAME ".Chip", "Label", &err, &s), 0);
+	s = gb_get_prop_str(bus, cp, GB_IFACE_CHIP, "Label");
 	ck_assert_str_eq(s, "gbchip-a");
 	free(s);
-	ck_assert_int_ge(sd_bus_get_property_string(bus, GB_BUS_NAME, cp, GB_BUS_NAME ".Chip", "Path", &err, &s), 0);
+	s = gb_get_prop_str(bus, cp, GB_IFACE_CHIP, "Path");
 	ck_assert_str_eq(s, gb_sim_chip_path(sim_a));
 	free(s);
-	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_BUS_NAME, cp, GB_BUS_NAME ".Chip", "NumLines",
-						     &err, 'u', &n), 0);
-	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(gb_get_prop_u32(bus, cp, GB_IFACE_CHIP, "NumLines"), 4);
 	s = gb_line_prop_str(bus, gb_sim_chip_name(sim_b), 3, "Name");
 	ck_assert_str_eq(s, "heater");
 	free(s);
@@ -98,9 +100,7 @@ START_TEST(test_objects)
 	/* A name on two chips is ambiguous: refused, not resolved to either. */
 	r = sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "FindLine", &err, NULL, "s", "shared");
 	ck_assert_int_lt(r, 0);
-	ck_assert_str_eq(err.name, GB_ERROR_INVALID_ARGS);
-	ck_assert_msg(strstr(err.message, "not unique"), "%s", err.message);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_INVALID_ARGS, "not unique");
 
 	/* ObjectManager: 2 chips + 8 lines. */
 	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.ObjectManager",
@@ -114,12 +114,6 @@ START_TEST(test_objects)
 	sd_bus_flush_close_unref(bus);
 }
 END_TEST
-
-static int on_changed(sd_bus_message *m, void *userdata, sd_bus_error *e)
-{
-	(*(int *)userdata)++;
-	return 0;
-}
 
 START_TEST(test_outside_change)
 {
@@ -137,7 +131,7 @@ START_TEST(test_outside_change)
 	snprintf(match, sizeof(match),
 		 "type='signal',sender='" GB_BUS_NAME "',interface='org.freedesktop.DBus.Properties',"
 		 "path='" GB_ROOT_PATH "/chip/%s/line0'", gb_sim_chip_name(sim_a));
-	ck_assert_int_ge(sd_bus_add_match(bus, NULL, match, on_changed, &changes), 0);
+	ck_assert_int_ge(sd_bus_add_match(bus, NULL, match, gb_bus_count_message, &changes), 0);
 
 	/* Another process takes the line, bypassing the broker. */
 	gpiod_request_config_set_consumer(rc, "outsider");
@@ -156,9 +150,7 @@ START_TEST(test_outside_change)
 	free(s);
 
 	ck_assert_int_lt(gb_request(bus, "me", "pump", "input", -1, NULL, false, NULL, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
-	ck_assert_msg(strstr(err.message, "outsider"), "%s", err.message);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_BUSY, "outsider");
 
 	gpiod_line_request_release(req);
 	ck_assert(gb_bus_wait_count(bus, &changes, 2, 5000));
@@ -182,12 +174,6 @@ static int on_chip_gone(sd_bus_message *m, void *userdata, sd_bus_error *e)
 	return 0;
 }
 
-static int on_count(sd_bus_message *m, void *userdata, sd_bus_error *e)
-{
-	(*(int *)userdata)++;
-	return 0;
-}
-
 START_TEST(test_chip_unplugged)
 {
 	sd_bus *alice = gb_connect(UID_ALICE), *bob = gb_connect(UID_BOB);
@@ -201,7 +187,7 @@ START_TEST(test_chip_unplugged)
 					     on_chip_gone, gone), 0);
 	ck_assert_int_ge(sd_bus_match_signal(alice, NULL, GB_BUS_NAME, GB_ROOT_PATH,
 					     "org.freedesktop.DBus.ObjectManager", "InterfacesRemoved",
-					     on_count, &removed), 0);
+					     gb_bus_count_message, &removed), 0);
 	ck_assert_int_ge(gb_request(alice, "fan-ctl", "fan", "output", 1, NULL, false, &pa, &err), 0);
 	ck_assert_int_ge(gb_request(bob, "pump-ctl", "pump", "output", 0, NULL, false, &pb, &err), 0);
 
@@ -214,8 +200,7 @@ START_TEST(test_chip_unplugged)
 	ck_assert(gb_bus_wait_count(alice, &removed, 5, 5000));
 
 	ck_assert_int_lt(gb_get_value(alice, pa, 0, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_CHIP_GONE);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_CHIP_GONE, NULL);
 	ck_assert_int_lt(sd_bus_call_method(alice, GB_BUS_NAME, cp, "org.freedesktop.DBus.Properties",
 					    "GetAll", &err, NULL, "s", GB_BUS_NAME ".Chip"), 0);
 	sd_bus_error_free(&err);
@@ -226,12 +211,12 @@ START_TEST(test_chip_unplugged)
 	ck_assert_int_eq(gb_get_value(bob, pb, 0, &err), 1);
 
 	/* The defunct request can still be released by its owner. */
-	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, pa, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
+	ck_assert_int_ge(gb_release(alice, pa, &err), 0);
 
 	/* A chip plugged in at runtime becomes objects without a restart. */
 	ck_assert_int_ge(sd_bus_match_signal(alice, NULL, GB_BUS_NAME, GB_ROOT_PATH,
 					     "org.freedesktop.DBus.ObjectManager", "InterfacesAdded",
-					     on_count, &added), 0);
+					     gb_bus_count_message, &added), 0);
 	sim_c = gb_sim_chip_new("gbchip-c", 2, NULL);
 	ck_assert_ptr_nonnull(sim_c);
 	ck_assert(gb_bus_wait_count(alice, &added, 3, 5000));
@@ -251,13 +236,7 @@ END_TEST
 
 static bool kernel_used(struct gb_sim_chip *s, unsigned int off)
 {
-	struct gpiod_chip *c = gpiod_chip_open(gb_sim_chip_path(s));
-	struct gpiod_line_info *li = gpiod_chip_get_line_info(c, off);
-	bool used = gpiod_line_info_is_used(li);
-
-	gpiod_line_info_free(li);
-	gpiod_chip_close(c);
-	return used;
+	return gb_sim_line_used(s, off, NULL, NULL, 0);
 }
 
 START_TEST(test_sigterm_releases_everything)
@@ -283,7 +262,7 @@ START_TEST(test_bus_goes_away)
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	pid_t dbus, b2;
 	char arg[64];
-	int has = 0, status;
+	int status;
 
 	/* A bus of its own, so killing it does not disturb the bench's system bus. */
 	dbus = fork();
@@ -307,18 +286,7 @@ START_TEST(test_bus_goes_away)
 		execl(gb_broker_bin(), "gpiod-broker", arg, (char *)NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 1000 * gb_slow() && !has; i++) {
-		sd_bus_message *reply = NULL;
-
-		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-				       "org.freedesktop.DBus", "NameHasOwner", NULL, &reply, "s",
-				       GB_BUS_NAME) >= 0)
-			sd_bus_message_read(reply, "b", &has);
-		sd_bus_message_unref(reply);
-		if (!has)
-			usleep(10000);
-	}
-	ck_assert(has);
+	ck_assert(gb_wait_name(bus, GB_BUS_NAME, true, 10000));
 	/* Only the second broker can take a line the first one does not hold. */
 	ck_assert_int_ge(gb_request(bus, "p", "gbchip-b:1", "output", 1, NULL, true, NULL, &err), 0);
 	ck_assert(kernel_used(sim_b, 1));
@@ -336,16 +304,14 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("chips");
-	TCase *tc = tcase_create("chips");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "chips", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_objects);
 	tcase_add_test(tc, test_outside_change);
 	tcase_add_test(tc, test_chip_unplugged);
 	tcase_add_test(tc, test_sigterm_releases_everything);
 	tcase_add_test(tc, test_bus_goes_away);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

@@ -11,9 +11,14 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 static const char *const names[4] = { "led", "button", "door", NULL };
 static struct gb_sim_chip *sim;
@@ -25,7 +30,7 @@ static void setup(void)
 	ck_assert_ptr_nonnull(sim);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 2, false), 0);
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 }
 
 static void teardown(void)
@@ -148,8 +153,7 @@ START_TEST(test_edges_to_owner_only)
 
 	/* Anything sent to the spy before the broker answers its Ping would be queued
 	 * ahead of the reply: after it, the spy has seen all it ever will of these. */
-	ck_assert_int_ge(sd_bus_call_method(spy, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer",
-					    "Ping", NULL, NULL, ""), 0);
+	ck_assert_int_ge(gb_ping(spy, NULL), 0);
 	while (sd_bus_process(spy, NULL) > 0)
 		;
 	ck_assert_int_eq(spied.n, 0);
@@ -165,7 +169,6 @@ START_TEST(test_kernel_overflow_counted)
 	sd_bus *bus = gb_connect(UID_BOB);
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	struct rec r = { 0 };
-	uint64_t prop = 0;
 	char *path = NULL;
 	const int toggles = 60;
 	struct ev *marker;
@@ -209,9 +212,8 @@ START_TEST(test_kernel_overflow_counted)
 	/* The broker's own numbering has no gap: nothing was lost after the kernel. */
 	for (int i = 0; i < r.n; i++)
 		ck_assert_uint_eq(r.ev[i].seq, i + 1);
-	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_BUS_NAME, path ? path : GB_ROOT_PATH "/request/1",
-						     GB_IFACE_REQUEST, "EventsLost", &err, 't', &prop), 0);
-	ck_assert_uint_eq(prop, r.lost);
+	ck_assert_uint_eq(gb_get_prop_u64(bus, path ? path : GB_REQUEST_PREFIX "/1", GB_IFACE_REQUEST, "EventsLost"),
+			  r.lost);
 	sd_bus_flush_close_unref(bus);
 }
 END_TEST
@@ -234,8 +236,7 @@ START_TEST(test_persistent_subscribe)
 	/* Nobody to tell: the edge is counted, not dropped silently. */
 	ck_assert_int_eq(gb_sim_set_pull(sim, 2, true), 0);
 	for (int i = 0; i < 500 * gb_slow() && lost == 0; i++) {
-		ck_assert_int_ge(sd_bus_get_property_trivial(root, GB_BUS_NAME, path, GB_IFACE_REQUEST,
-							     "EventsLost", &err, 't', &lost), 0);
+		lost = gb_get_prop_u64(root, path, GB_IFACE_REQUEST, "EventsLost");
 		usleep(10000);
 	}
 	ck_assert_uint_eq(lost, 1);
@@ -248,7 +249,7 @@ START_TEST(test_persistent_subscribe)
 	ck_assert(gb_bus_wait_count(later, &r.n, 1, 5000));
 	ck_assert_str_eq(r.ev[0].edge, "falling");
 	ck_assert_uint_eq(r.ev[0].seq, 2); /* the subscriber sees that one came before */
-	ck_assert_int_ge(sd_bus_call_method(later, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
+	ck_assert_int_ge(gb_release(later, path, &err), 0);
 	free(uname);
 	free(path);
 	sd_bus_flush_close_unref(root);
@@ -259,14 +260,12 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("events");
-	TCase *tc = tcase_create("events");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "events", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_edges_to_owner_only);
 	tcase_add_test(tc, test_kernel_overflow_counted);
 	tcase_add_test(tc, test_persistent_subscribe);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

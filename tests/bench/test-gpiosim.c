@@ -143,13 +143,12 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("gpiosim");
-	TCase *tc = tcase_create("kernel");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
+	tc = gb_tcase_new(s, "kernel", NULL, NULL, 30);
 	tcase_add_test(tc, test_named_lines);
 	tcase_add_test(tc, test_output_reads_back);
 	tcase_add_test(tc, test_input_edges);
-	tcase_set_timeout(tc, 30);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

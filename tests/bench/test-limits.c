@@ -10,9 +10,14 @@
 #include <string.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 #define LIMITS_EXCEEDED GB_ERROR_LIMITS_EXCEEDED
 
@@ -33,45 +38,19 @@ static void teardown(void)
 	gb_sim_chip_free(sim);
 }
 
-static char *spec(unsigned int off)
-{
-	static char buf[8][64];
-	static int k;
-	char *s = buf[k++ % 8];
-
-	snprintf(s, 64, "%s:%u", chip, off);
-	return s;
-}
-
 /* Request lines [first, first + n) as inputs; the call's result. */
 static int request_n(sd_bus *bus, unsigned int first, unsigned int n, bool persistent,
 		     char **path, sd_bus_error *err)
 {
-	sd_bus_message *m = NULL, *reply = NULL;
-	const char *p;
-	int r;
+	char buf[16][64];
+	const char *specs[16];
 
-	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER,
-							"Request"), 0);
-	ck_assert_int_ge(sd_bus_message_append(m, "s", "limits"), 0);
-	ck_assert_int_ge(sd_bus_message_open_container(m, 'a', "(sa{sv})"), 0);
-	for (unsigned int i = 0; i < n; i++)
-		ck_assert_int_ge(sd_bus_message_append(m, "(sa{sv})", spec(first + i), 1,
-						       "direction", "s", "input"), 0);
-	ck_assert_int_ge(sd_bus_message_close_container(m), 0);
-	if (persistent)
-		ck_assert_int_ge(sd_bus_message_append(m, "a{sv}", 1, "persistent", "b", 1), 0);
-	else
-		ck_assert_int_ge(sd_bus_message_append(m, "a{sv}", 0), 0);
-	r = sd_bus_call(bus, m, 0, err, &reply);
-	if (r >= 0) {
-		ck_assert_int_ge(sd_bus_message_read(reply, "o", &p), 0);
-		if (path)
-			*path = strdup(p);
+	ck_assert_uint_le(n, 16);
+	for (unsigned int i = 0; i < n; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "%s:%u", chip, first + i);
+		specs[i] = buf[i];
 	}
-	sd_bus_message_unref(m);
-	sd_bus_message_unref(reply);
-	return r;
+	return gb_request_lines(bus, "limits", specs, n, "input", -1, NULL, persistent, path, err);
 }
 
 static void expect_limit(sd_bus *bus, unsigned int first, unsigned int n, bool persistent)
@@ -79,9 +58,7 @@ static void expect_limit(sd_bus *bus, unsigned int first, unsigned int n, bool p
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 
 	ck_assert_int_lt(request_n(bus, first, n, persistent, NULL, &err), 0);
-	ck_assert_msg(sd_bus_error_has_name(&err, LIMITS_EXCEEDED), "got %s: %s", err.name,
-		      err.message);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, LIMITS_EXCEEDED, NULL);
 	/* Nothing was taken. */
 	for (unsigned int i = 0; i < n; i++)
 		ck_assert(!gb_line_prop_bool(bus, chip, first + i, "Used"));
@@ -99,8 +76,7 @@ static char *expect_ok(sd_bus *bus, unsigned int first, unsigned int n, bool per
 
 static void release(sd_bus *bus, char *path)
 {
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", NULL, NULL,
-					    ""), 0);
+	ck_assert_int_ge(gb_release(bus, path, NULL), 0);
 	free(path);
 }
 
@@ -109,7 +85,7 @@ static void requests_per_client(uid_t uid)
 	sd_bus *bus, *other;
 	char *a, *b;
 
-	broker = gb_broker_start("--max-requests-per-client=2");
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .args = GB_ARGS("--max-requests-per-client=2") });
 	bus = gb_connect(uid);
 	a = expect_ok(bus, 0, 1, false);
 	b = expect_ok(bus, 1, 1, false);
@@ -143,7 +119,7 @@ START_TEST(test_lines_per_client)
 	sd_bus *bus;
 	char *a;
 
-	broker = gb_broker_start("--max-lines-per-client=5");
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .args = GB_ARGS("--max-lines-per-client=5") });
 	bus = gb_connect(UID_BOB);
 	a = expect_ok(bus, 0, 3, false);
 	expect_limit(bus, 3, 3, false);       /* 3 + 3 > 5 */
@@ -160,7 +136,7 @@ START_TEST(test_persistent_per_uid)
 	sd_bus *alice1, *alice2, *bob;
 	char *a, *b;
 
-	broker = gb_broker_start("--max-persistent-per-uid=2");
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .args = GB_ARGS("--max-persistent-per-uid=2") });
 	alice1 = gb_connect(UID_ALICE);
 	a = expect_ok(alice1, 0, 1, true);
 	sd_bus_flush_close_unref(alice1);
@@ -188,7 +164,7 @@ START_TEST(test_default_limits)
 	sd_bus *bus;
 
 	/* The defaults leave room for a whole chip in one connection. */
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 	bus = gb_connect(UID_CAROL);
 	for (unsigned int i = 0; i < 16; i++)
 		free(expect_ok(bus, i, 1, false));
@@ -199,16 +175,14 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("limits");
-	TCase *tc = tcase_create("limits");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "limits", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_requests_per_client);
 	tcase_add_test(tc, test_root_not_exempt);
 	tcase_add_test(tc, test_lines_per_client);
 	tcase_add_test(tc, test_persistent_per_uid);
 	tcase_add_test(tc, test_default_limits);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

@@ -13,9 +13,14 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 static const char *const names[8] = { "door-sensor", "lock", "heater", "fan", "spare" };
 static struct gb_sim_chip *sim;
@@ -57,7 +62,7 @@ static void setup(void)
 	sim = gb_sim_chip_new("gbpol", 8, names);
 	ck_assert_ptr_nonnull(sim);
 	chip = gb_sim_chip_name(sim);
-	broker = gb_broker_start_policy(policy, NULL);
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = policy });
 }
 
 static void teardown(void)
@@ -67,12 +72,7 @@ static void teardown(void)
 	gb_sim_chip_free(sim);
 }
 
-static void expect_denied(sd_bus_error *err, const char *needle)
-{
-	ck_assert_str_eq(err->name, GB_ERROR_PERMISSION);
-	ck_assert_msg(strstr(err->message, needle), "'%s' should mention '%s'", err->message, needle);
-	sd_bus_error_free(err);
-}
+#define expect_denied(err, needle) gb_assert_error((err), GB_ERROR_PERMISSION, (needle))
 
 START_TEST(test_users)
 {
@@ -172,29 +172,11 @@ END_TEST
 START_TEST(test_safe_state_on_kill)
 {
 	sd_bus *root = gb_connect(0);
-	int p[2];
 	char name[64];
 	pid_t pid;
 
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		sd_bus *bus = gb_connect(UID_ALICE);
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		const char *me;
-
-		/* unlock the door, then die without a word */
-		if (gb_request(bus, "lock-main", "door-lock", "output", 1, NULL, false, NULL, &err) < 0)
-			_exit(1);
-		sd_bus_get_unique_name(bus, &me);
-		if (write(p[1], me, strlen(me) + 1) < 0)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	ck_assert_int_gt(read(p[0], name, sizeof(name)), 0);
+	/* alice unlocks the door, then dies without a word */
+	pid = gb_spawn_holder(UID_ALICE, "lock-main", "door-lock", "output", 1, false, name, sizeof(name));
 	ck_assert_int_eq(gb_sim_get_value(sim, 1), 1);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -279,9 +261,7 @@ START_TEST(test_reload_revokes)
 	gb_policy_write("[line heater]\nchip = gbpol\noffset = 2\nusers = gb-alice\ndirections = output\nbogus = 1\n");
 	ck_assert_int_lt(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "ReloadPolicy", &err,
 					    NULL, ""), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_POLICY);
-	ck_assert_msg(strstr(err.message, "50-test.conf:6: unknown key 'bogus'"), "%s", err.message);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_POLICY, "50-test.conf:6: unknown key 'bogus'");
 	ck_assert_int_ge(gb_set_value(bob, path, 0, true, &err), 0);
 
 	/* Only root may reload. */
@@ -317,21 +297,11 @@ START_TEST(test_unsafe_policy_file)
 
 	/* A policy file others can write is no policy: the broker runs, denying all. */
 	ck_assert_int_eq(gb_broker_stop(broker), 0);
-	broker = gb_broker_start_policy(policy, NULL);
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = policy });
 	ck_assert_int_eq(gb_broker_stop(broker), 0);
 	gb_policy_write(policy);
 	ck_assert_int_eq(chmod(GB_TEST_POLICY_DIR "/50-test.conf", 0666), 0);
-	broker = 0;
-	{
-		/* start by hand: gb_broker_start_policy() would rewrite the file */
-		pid_t pid = fork();
-
-		if (pid == 0) {
-			execl(gb_broker_bin(), "gpiod-broker", "--policy-dir=" GB_TEST_POLICY_DIR, (char *)NULL);
-			_exit(127);
-		}
-		broker = pid;
-	}
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = policy, .keep_policy = true });
 	alice = gb_connect(UID_ALICE);
 	for (int i = 0; i < 500 * gb_slow(); i++) {
 		if (gb_request(alice, "lock-main", "gbpol:1", "output", 0, NULL, false, NULL, &err) < 0 &&
@@ -350,11 +320,10 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("policy");
-	TCase *tc = tcase_create("policy");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "policy", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_users);
 	tcase_add_test(tc, test_supplementary_group);
 	tcase_add_test(tc, test_direction_may_not_change);
@@ -362,6 +331,5 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_reload_revokes);
 	tcase_add_test(tc, test_reload_reports_every_error);
 	tcase_add_test(tc, test_unsafe_policy_file);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

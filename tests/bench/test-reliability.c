@@ -29,25 +29,20 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "procstat.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 /* Linux 6.1 (the bench's kernel) numbers GPIOs globally and has 512 numbers
  * (ARCH_NR_GPIOS): no more lines than that can exist at once, across all chips. */
 #define MANY_LINES 512
-#define POLICY_MANY \
-	"[group reliability]\n" \
-	"chip = gbrel*\n" \
-	"offsets = 0-511\n" \
-	"users = *\n" \
-	"directions = input, output\n" \
-	"direction-may-change = yes\n" \
-	"edges = none, rising, falling, both\n" \
-	"bias = as-is, disabled, pull-up, pull-down\n" \
-	"drive = push-pull, open-drain, open-source\n" \
-	"persistent = yes\n"
+#define POLICY_MANY GB_TEST_POLICY_ALL("gbrel*", "0-511")
 
 static struct gb_sim_chip *sim;
 static const char *chip;
@@ -69,14 +64,6 @@ static int count(int full_n, int check_n, int valgrind_n)
 	return full() ? full_n : check_n;
 }
 
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void setup(void)
 {
 	/* 1000 client connections here, a line request fd each in the broker. */
@@ -84,7 +71,8 @@ static void setup(void)
 	sim = gb_sim_chip_new("gbrel", MANY_LINES, NULL);
 	ck_assert_ptr_nonnull(sim);
 	chip = gb_sim_chip_name(sim);
-	broker = gb_broker_start_policy(POLICY_MANY, "--log-level=notice");
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = POLICY_MANY,
+						      .args = GB_ARGS("--log-level=notice") });
 }
 
 static void teardown(void)
@@ -98,15 +86,7 @@ static void assert_broker_alive(sd_bus *bus)
 	int status;
 
 	ck_assert_msg(waitpid(broker, &status, WNOHANG) == 0, "the broker died");
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer",
-					    "Ping", NULL, NULL, ""), 0);
-}
-
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
+	ck_assert_int_ge(gb_ping(bus, NULL), 0);
 }
 
 /* --- kill storm -------------------------------------------------------------- */
@@ -127,7 +107,7 @@ START_TEST(test_kill_storm)
 	for (unsigned int i = 0; i < STORM_LINES; i++)
 		ck_assert_ptr_nonnull(gpiod_chip_watch_line_info(gc, i));
 	srand(7);
-	long long t_start = now_ns();
+	long long t_start = gb_now_ns();
 	for (int k = 0; k < n; k++) {
 		unsigned int off = k % STORM_LINES;
 		char name[128] = "";
@@ -160,7 +140,7 @@ START_TEST(test_kill_storm)
 		ck_assert_int_gt(len, 0);
 		name[len] = '\0';
 		usleep(rand() % 10001); /* 0-10 ms: before, during or after the request */
-		killed = now_ns();
+		killed = gb_now_ns();
 		kill(pid, SIGKILL);
 		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 
@@ -192,16 +172,16 @@ START_TEST(test_kill_storm)
 			refused++; /* killed before the request was made (or answered) */
 		if (k % 100 == 99) {
 			assert_broker_alive(bus);
-			fprintf(stderr, "kill storm: %d kills, %.1f s\n", k + 1, (now_ns() - t_start) / 1e9);
+			fprintf(stderr, "kill storm: %d kills, %.1f s\n", k + 1, (gb_now_ns() - t_start) / 1e9);
 		}
 	}
 	assert_broker_alive(bus);
-	qsort(lat, released, sizeof(*lat), cmp_ll);
+	gb_sort_samples(lat, released);
 	printf("# kill storm: %d kills, %d released after the kill, %d killed before holding, "
 	       "0 left held\n", n, released, refused);
 	if (released)
 		printf("# kill-to-release: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
-		       lat[released / 2] / 1e6, lat[released * 99 / 100] / 1e6,
+		       gb_percentile(lat, released, 50) / 1e6, gb_percentile(lat, released, 99) / 1e6,
 		       lat[released - 1] / 1e6);
 	ck_assert_msg(released > 0, "no kill came after the request: the storm tested nothing");
 	free(lat);
@@ -221,7 +201,7 @@ START_TEST(test_many_clients)
 	sd_bus *bus = gb_connect(0);
 	sd_bus_message *reply = NULL;
 	long rss0 = gb_proc_rss_kib(broker), rss1;
-	long long t_start = now_ns();
+	long long t_start = gb_now_ns();
 	int listed = 0;
 
 	ck_assert_ptr_nonnull(c);
@@ -231,7 +211,7 @@ START_TEST(test_many_clients)
 		char spec[64];
 
 		if (i % 100 == 0)
-			fprintf(stderr, "many clients: %d, %.1f s\n", i, (now_ns() - t_start) / 1e9);
+			fprintf(stderr, "many clients: %d, %.1f s\n", i, (gb_now_ns() - t_start) / 1e9);
 		c[i] = gb_connect(uids[i % 4]);
 		snprintf(spec, sizeof(spec), "%s:%d", chip, i % holders);
 		if (i < holders) {
@@ -552,12 +532,11 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("reliability");
-	TCase *tc = tcase_create("reliability");
+	TCase *tc;
 	const char *only;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, (full() ? 1500 : 150) * gb_slow());
+	tc = gb_tcase_new(s, "reliability", setup, teardown, (full() ? 1500 : 150) * gb_slow());
 	/* GB_TEST_RELIABILITY_ONLY=storm|many|calls runs one of them. */
 	only = getenv("GB_TEST_RELIABILITY_ONLY");
 	if (!only || strcmp(only, "storm") == 0)
@@ -566,6 +545,5 @@ int main(int argc, char **argv)
 		tcase_add_test(tc, test_many_clients);
 	if (!only || strcmp(only, "calls") == 0)
 		tcase_add_test(tc, test_malformed_calls);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

@@ -13,9 +13,14 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 static const char *const names[8] = { "led", "button", "reset", "motor", NULL, NULL, NULL, "spare" };
 static struct gb_sim_chip *sim;
@@ -27,7 +32,7 @@ static void setup(void)
 	sim = gb_sim_chip_new("gbreq", 8, names);
 	ck_assert_ptr_nonnull(sim);
 	chip = gb_sim_chip_name(sim);
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 }
 
 static void teardown(void)
@@ -39,19 +44,7 @@ static void teardown(void)
 /* What the kernel says of a line, independent of the broker. */
 static bool kernel_used(unsigned int off, char *consumer, size_t size)
 {
-	struct gpiod_chip *c = gpiod_chip_open(gb_sim_chip_path(sim));
-	struct gpiod_line_info *li;
-	bool used;
-
-	ck_assert_ptr_nonnull(c);
-	li = gpiod_chip_get_line_info(c, off);
-	ck_assert_ptr_nonnull(li);
-	used = gpiod_line_info_is_used(li);
-	if (consumer)
-		snprintf(consumer, size, "%s", gpiod_line_info_get_consumer(li) ?: "");
-	gpiod_line_info_free(li);
-	gpiod_chip_close(c);
-	return used;
+	return gb_sim_line_used(sim, off, NULL, consumer, size);
 }
 
 START_TEST(test_request_release)
@@ -78,7 +71,7 @@ START_TEST(test_request_release)
 	free(s);
 	ck_assert_int_eq(gb_sim_get_value(sim, 0), 1);
 
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
+	ck_assert_int_ge(gb_release(bus, path, &err), 0);
 	ck_assert(!kernel_used(0, NULL, 0));
 	ck_assert(gb_wait_line_used(bus, chip, 0, false, 2000));
 
@@ -105,8 +98,7 @@ START_TEST(test_exclusive)
 	sd_bus_error_free(&err);
 	/* Another connection of the same user is another client too. */
 	ck_assert_int_lt(gb_request(a2, "again", "gbreq:1", "input", -1, NULL, false, NULL, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_BUSY, NULL);
 	free(path);
 	sd_bus_flush_close_unref(a);
 	sd_bus_flush_close_unref(a2);
@@ -129,8 +121,7 @@ START_TEST(test_atomic)
 			       "reset", 1, "direction", "s", "input",
 			       "motor", 1, "direction", "s", "input", 0);
 	ck_assert_int_lt(r, 0);
-	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_BUSY, NULL);
 	ck_assert(!kernel_used(0, NULL, 0));
 	ck_assert(!kernel_used(2, NULL, 0));
 
@@ -145,9 +136,7 @@ START_TEST(test_atomic)
 			       "led", 1, "direction", "s", "output",
 			       "gbhog:2", 1, "direction", "s", "input", 0);
 	ck_assert_int_lt(r, 0);
-	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
-	ck_assert_msg(strstr(err.message, "kernel-driver"), "%s", err.message);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_BUSY, "kernel-driver");
 	ck_assert(!kernel_used(0, NULL, 0));
 	ck_assert(!gb_line_prop_bool(a, chip, 0, "Used"));
 
@@ -165,34 +154,11 @@ START_TEST(test_atomic)
 }
 END_TEST
 
-/* A client in its own process: requests a line, reports its bus name, then waits
- * to be killed. */
+/* A client in its own process: alice drives the motor, then waits to be killed. */
 static pid_t spawn_holder(bool persistent, char *name, size_t size)
 {
-	int p[2];
-	pid_t pid;
-
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		sd_bus *bus = gb_connect(UID_ALICE);
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		const char *me;
-
-		if (gb_request(bus, persistent ? "keeper" : "devm", "motor", "output", 1, NULL,
-			       persistent, NULL, &err) < 0)
-			_exit(1);
-		sd_bus_get_unique_name(bus, &me);
-		if (write(p[1], me, strlen(me) + 1) < 0)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	ck_assert_int_gt(read(p[0], name, size), 0);
-	close(p[0]);
-	return pid;
+	return gb_spawn_holder(UID_ALICE, persistent ? "keeper" : "devm", "motor", "output", 1, persistent, name,
+			       size);
 }
 
 START_TEST(test_managed_release_on_kill)
@@ -242,14 +208,12 @@ START_TEST(test_persistent_survives)
 	ck_assert_int_ge(gb_set_value(alice, path, 0, false, &err), 0);
 	ck_assert_int_eq(gb_sim_get_value(sim, 3), 0);
 	ck_assert_int_lt(gb_set_value(bob, path, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_PERMISSION, NULL);
 	ck_assert_int_eq(gb_sim_get_value(sim, 3), 0);
-	ck_assert_int_lt(sd_bus_call_method(bob, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
-	sd_bus_error_free(&err);
+	ck_assert_int_lt(gb_release(bob, path, &err), 0);
+	gb_assert_error(&err, GB_ERROR_PERMISSION, NULL);
 	/* Root may release it. */
-	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL, ""), 0);
+	ck_assert_int_ge(gb_release(root, path, &err), 0);
 	ck_assert(!kernel_used(3, NULL, 0));
 	sd_bus_message_unref(reply);
 	sd_bus_flush_close_unref(root);
@@ -267,8 +231,7 @@ START_TEST(test_managed_owner_only)
 	ck_assert_int_ge(gb_request(a, "mine", "led", "output", 0, NULL, false, &path, &err), 0);
 	/* Managed: the owning connection only, even for the same uid. */
 	ck_assert_int_lt(gb_set_value(a2, path, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_PERMISSION, NULL);
 	ck_assert_int_eq(gb_sim_get_value(sim, 0), 0);
 	free(path);
 	sd_bus_flush_close_unref(a);
@@ -299,8 +262,7 @@ START_TEST(test_values)
 
 	/* set on an input is an error, not a no-op */
 	ck_assert_int_lt(gb_set_value(bus, in, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_NOT_OUTPUT);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_NOT_OUTPUT, NULL);
 
 	/* Many lines: one call, values in request order; empty index list = all. */
 	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request", &err, &reply,
@@ -355,14 +317,12 @@ START_TEST(test_direction)
 	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "SetDirectionInput", &err,
 					    NULL, "au", 0), 0);
 	ck_assert_int_lt(gb_set_value(bus, path, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_NOT_OUTPUT);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_NOT_OUTPUT, NULL);
 
 	/* Reconfigure to output must say which level. */
 	ck_assert_int_lt(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Reconfigure", &err, NULL,
 					    "a(ua{sv})", 1, 0, 1, "direction", "s", "output"), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_INVALID_ARGS);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_INVALID_ARGS, NULL);
 	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Reconfigure", &err, NULL,
 					    "a(ua{sv})", 1, 0, 3, "direction", "s", "output",
 					    "value", "b", 1, "active-low", "b", 1), 0);
@@ -373,27 +333,7 @@ START_TEST(test_direction)
 }
 END_TEST
 
-#define expect_error(...) expect_error_at(__LINE__, __VA_ARGS__)
-static void expect_error_at(int line, sd_bus *bus, const char *want, const char *path,
-			    const char *iface, const char *member, const char *types, ...)
-{
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	sd_bus_message *m = NULL;
-	va_list ap;
-	int r;
-
-	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_BUS_NAME, path, iface, member), 0);
-	va_start(ap, types);
-	ck_assert_int_ge(sd_bus_message_appendv(m, types, ap), 0);
-	va_end(ap);
-	r = sd_bus_call(bus, m, 0, &err, NULL);
-	ck_assert_msg(r < 0, "line %d: %s(%s) unexpectedly succeeded", line, member, types);
-	ck_assert_msg(strcmp(err.name, want) == 0, "line %d: %s(%s): got %s (%s), want %s", line,
-		      member, types, err.name, err.message, want);
-	ck_assert_msg(err.message && *err.message, "error without a message");
-	sd_bus_error_free(&err);
-	sd_bus_message_unref(m);
-}
+#define expect_error gb_call_expect_error
 
 #define INVALID GB_ERROR_INVALID_ARGS
 #define NOTFOUND GB_ERROR_NOT_FOUND
@@ -456,8 +396,7 @@ START_TEST(test_bad_input)
 		     "au", 1, 0);
 
 	/* still healthy */
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping",
-					    &err, NULL, ""), 0);
+	ck_assert_int_ge(gb_ping(bus, &err), 0);
 	free(path);
 	sd_bus_flush_close_unref(bus);
 }
@@ -466,11 +405,10 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("request");
-	TCase *tc = tcase_create("request");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "request", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_request_release);
 	tcase_add_test(tc, test_exclusive);
 	tcase_add_test(tc, test_atomic);
@@ -480,6 +418,5 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_direction);
 	tcase_add_test(tc, test_bad_input);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

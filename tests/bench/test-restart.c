@@ -22,17 +22,22 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
 #include "notify-harness.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 #define STATE_DIR "/run/gb-test-state"
 #define LOG_FILE  "/run/gb-test-restart.log"
 #define POLICY GB_TEST_POLICY_OPEN "safe-state = input\n"
 
 static const char *const names[4] = { "relay", "button", "valve", "spare" };
-static const char *const args[] = { "--state-dir=" STATE_DIR, NULL };
+static const struct gb_broker_opts opts = { .policy = POLICY, .args = GB_ARGS("--state-dir=" STATE_DIR) };
 static struct gb_sim_chip *sim;
 static struct gb_harness *h;
 static pid_t broker;
@@ -43,7 +48,7 @@ static void setup(void)
 	sim = gb_sim_chip_new("gbrst", 4, names);
 	ck_assert_ptr_nonnull(sim);
 	h = gb_harness_new();
-	broker = gb_harness_start(h, POLICY, args, true);
+	broker = gb_harness_start(h, &opts, true);
 }
 
 static void teardown(void)
@@ -61,25 +66,13 @@ static void teardown(void)
 static void restart(bool with_socket)
 {
 	gb_broker_kill(broker);
-	broker = gb_harness_start(h, POLICY, args, with_socket);
+	broker = gb_harness_start(h, &opts, with_socket);
 }
 
 /* The kernel's view of a line, independent of the broker. */
 static bool kernel_line(unsigned int off, bool *output)
 {
-	struct gpiod_chip *c = gpiod_chip_open(gb_sim_chip_path(sim));
-	struct gpiod_line_info *li;
-	bool used;
-
-	ck_assert_ptr_nonnull(c);
-	li = gpiod_chip_get_line_info(c, off);
-	ck_assert_ptr_nonnull(li);
-	used = gpiod_line_info_is_used(li);
-	if (output)
-		*output = gpiod_line_info_get_direction(li) == GPIOD_LINE_DIRECTION_OUTPUT;
-	gpiod_line_info_free(li);
-	gpiod_chip_close(c);
-	return used;
+	return gb_sim_line_used(sim, off, output, NULL, 0);
 }
 
 static bool request_exists(sd_bus *bus, const char *path)
@@ -96,40 +89,18 @@ static bool request_exists(sd_bus *bus, const char *path)
 static void check_request(sd_bus *bus, const char *path, const char *label, uid_t uid,
 			  bool persistent)
 {
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	char *s = NULL;
-	uint32_t u = 0;
-	int b = -1;
+	char *s = gb_get_prop_str(bus, path, GB_IFACE_REQUEST, "Label");
 
-	ck_assert_int_ge(sd_bus_get_property_string(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Label", &err, &s), 0);
 	ck_assert_str_eq(s, label);
 	free(s);
-	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "OwnerUid", &err,
-						     'u', &u), 0);
-	ck_assert_uint_eq(u, uid);
-	ck_assert_int_ge(sd_bus_get_property_trivial(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Persistent", &err,
-						     'b', &b), 0);
-	ck_assert_int_eq(b, persistent);
+	ck_assert_uint_eq(gb_get_prop_u32(bus, path, GB_IFACE_REQUEST, "OwnerUid"), uid);
+	ck_assert_int_eq(gb_get_prop_bool(bus, path, GB_IFACE_REQUEST, "Persistent"), persistent);
 }
 
 /* Wait until @p name is gone from the bus (the broker may be down: no Ping). */
 static void wait_name_gone(sd_bus *bus, const char *name)
 {
-	for (int i = 0; i < 1000 * gb_slow(); i++) {
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		sd_bus_message *reply = NULL;
-		int has = 1;
-
-		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-				       "org.freedesktop.DBus", "NameHasOwner", &err, &reply, "s", name) >= 0)
-			sd_bus_message_read(reply, "b", &has);
-		sd_bus_message_unref(reply);
-		sd_bus_error_free(&err);
-		if (!has)
-			return;
-		usleep(10000);
-	}
-	ck_abort_msg("%s did not leave the bus", name);
+	ck_assert_msg(gb_wait_name(bus, name, false, 10000), "%s did not leave the bus", name);
 }
 
 /* A process that reads gpio-sim's value of line 0 in a loop, counting reads and
@@ -207,10 +178,8 @@ START_TEST(test_output_survives_kill)
 	ck_assert_int_ge(sd_bus_get_unique_name(alice, &unique), 0);
 	snprintf(me, sizeof(me), "%s", unique);
 	{
-		char *owner = NULL;
+		char *owner = gb_get_prop_str(root, path, GB_IFACE_REQUEST, "Owner");
 
-		ck_assert_int_ge(sd_bus_get_property_string(root, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Owner",
-							    &err, &owner), 0);
 		ck_assert_str_eq(owner, me);
 		free(owner);
 	}
@@ -265,12 +234,9 @@ START_TEST(test_persistent_comes_back)
 	check_request(alice, path2, "fan", UID_ALICE, true);
 	ck_assert_int_eq(gb_get_value(alice, path, 0, &err), 1);
 	ck_assert_int_lt(gb_set_value(alice, path2, 0, true, &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_NOT_OUTPUT);
-	sd_bus_error_free(&err);
-	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, path2, GB_IFACE_REQUEST, "Release", &err, NULL,
-					    ""), 0);
-	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", &err, NULL,
-					    ""), 0);
+	gb_assert_error(&err, GB_ERROR_NOT_OUTPUT, NULL);
+	ck_assert_int_ge(gb_release(alice, path2, &err), 0);
+	ck_assert_int_ge(gb_release(alice, path, &err), 0);
 	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
 	ck_assert_int_eq(gb_harness_n_fds(h), 0);
 	ck_assert(!kernel_line(2, NULL));
@@ -284,29 +250,10 @@ START_TEST(test_owner_died_while_down)
 {
 	sd_bus *root = gb_connect(0);
 	char name[64];
-	int p[2];
 	pid_t pid;
 	bool out;
 
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		sd_bus *bus = gb_connect(UID_ALICE);
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		const char *me;
-
-		if (gb_request(bus, "relay-ctl", "relay", "output", 1, NULL, false, NULL, &err) < 0)
-			_exit(1);
-		sd_bus_get_unique_name(bus, &me);
-		if (write(p[1], me, strlen(me) + 1) < 0)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	ck_assert_int_gt(read(p[0], name, sizeof(name)), 0);
-	close(p[0]);
+	pid = gb_spawn_holder(UID_ALICE, "relay-ctl", "relay", "output", 1, false, name, sizeof(name));
 	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
 
 	gb_broker_kill(broker);
@@ -315,7 +262,7 @@ START_TEST(test_owner_died_while_down)
 	waitpid(pid, NULL, 0);
 	wait_name_gone(root, name);
 	ck_assert(kernel_line(0, &out)); /* the store still holds it */
-	broker = gb_harness_start(h, POLICY, args, true);
+	broker = gb_harness_start(h, &opts, true);
 
 	ck_assert(!request_exists(root, GB_ROOT_PATH "/request/1"));
 	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
@@ -335,7 +282,7 @@ START_TEST(test_no_store_releases_to_safe)
 
 	/* Run by hand (no NOTIFY_SOCKET), recording only to the --state-dir. */
 	ck_assert_int_eq(gb_broker_stop(broker), 0);
-	broker = gb_harness_start(h, POLICY, args, false);
+	broker = gb_harness_start(h, &opts, false);
 	alice = gb_connect(UID_ALICE);
 	ck_assert_int_ge(gb_request(alice, "relay-ctl", "relay", "output", 1, NULL, true, &path, &err), 0);
 	ck_assert_int_eq(access(STATE_DIR "/request-1", F_OK), 0);
@@ -345,11 +292,10 @@ START_TEST(test_no_store_releases_to_safe)
 	gb_broker_kill(broker);
 	ck_assert(!kernel_line(0, &out));
 	ck_assert(out);
-	broker = gb_harness_start(h, POLICY, args, false);
+	broker = gb_harness_start(h, &opts, false);
 	root = gb_connect(0);
 	/* Wait for the broker itself, then look: its state said "input when let go". */
-	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping",
-					    &err, NULL, ""), 0);
+	ck_assert_int_ge(gb_ping(root, &err), 0);
 	ck_assert(!request_exists(root, path));
 	ck_assert(!kernel_line(0, &out));
 	ck_assert_msg(!out, "a restart without the store did not apply the safe state");
@@ -394,7 +340,7 @@ START_TEST(test_corrupt_state)
 	ck_assert_int_eq(fclose(f), 0);
 	ck_assert_int_eq(unlink(STATE_DIR "/request-2"), 0);
 	gb_harness_set_log(h, LOG_FILE);
-	broker = gb_harness_start(h, POLICY, args, true);
+	broker = gb_harness_start(h, &opts, true);
 	root = gb_connect(0);
 
 	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
@@ -425,9 +371,11 @@ END_TEST
  * not come back; it is released to its safe state and the log says why. */
 START_TEST(test_denied_after_restart)
 {
-	static const char *const denying =
-		"[group others]\nchip = gb*\noffsets = 0-63\nusers = gb-bob\n"
-		"directions = input, output\npersistent = yes\nsafe-state = input\n";
+	const struct gb_broker_opts denying = {
+		.policy = "[group others]\nchip = gb*\noffsets = 0-63\nusers = gb-bob\n"
+			  "directions = input, output\npersistent = yes\nsafe-state = input\n",
+		.args = GB_ARGS("--state-dir=" STATE_DIR),
+	};
 	sd_bus *alice = gb_connect(UID_ALICE), *root;
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	char *path = NULL;
@@ -437,7 +385,7 @@ START_TEST(test_denied_after_restart)
 	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
 	gb_broker_kill(broker);
 	gb_harness_set_log(h, LOG_FILE);
-	broker = gb_harness_start(h, denying, args, true);
+	broker = gb_harness_start(h, &denying, true);
 	root = gb_connect(0);
 
 	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
@@ -465,7 +413,7 @@ START_TEST(test_chip_gone_while_down)
 	gb_broker_kill(broker);
 	gb_sim_chip_free(sim);
 	gb_harness_set_log(h, LOG_FILE);
-	broker = gb_harness_start(h, POLICY, args, true);
+	broker = gb_harness_start(h, &opts, true);
 	root = gb_connect(0);
 
 	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
@@ -494,25 +442,18 @@ START_TEST(test_chip_gone_while_down)
 }
 END_TEST
 
-static int on_event(sd_bus_message *m, void *userdata, sd_bus_error *e)
-{
-	(*(int *)userdata)++;
-	return 0;
-}
-
 START_TEST(test_events_after_restart)
 {
 	sd_bus *alice = gb_connect(UID_ALICE);
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	sd_bus_slot *slot = NULL;
 	char *path = NULL;
-	uint64_t lost = 1;
 	int events = 0;
 
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
 	ck_assert_int_ge(gb_request(alice, "btn", "button", "input", -1, "both", false, &path, &err), 0);
 	ck_assert_int_ge(sd_bus_match_signal(alice, &slot, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Event",
-					     on_event, &events), 0);
+					     gb_bus_count_message, &events), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, true), 0);
 	ck_assert(gb_bus_wait_count(alice, &events, 1, 5000));
 
@@ -520,9 +461,7 @@ START_TEST(test_events_after_restart)
 	/* The new broker watches the adopted fd: the next edge reaches alice. */
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
 	ck_assert(gb_bus_wait_count(alice, &events, 2, 5000));
-	ck_assert_int_ge(sd_bus_get_property_trivial(alice, GB_BUS_NAME, path, GB_IFACE_REQUEST, "EventsLost",
-						     &err, 't', &lost), 0);
-	ck_assert_uint_eq(lost, 0); /* the new broker does not take the old one's events as lost */
+	ck_assert_uint_eq(gb_get_prop_u64(alice, path, GB_IFACE_REQUEST, "EventsLost"), 0); /* the new broker does not take the old one's events as lost */
 	free(path);
 	sd_bus_slot_unref(slot);
 	sd_bus_flush_close_unref(alice);
@@ -605,22 +544,8 @@ static pid_t fake_systemd_start(const char *job_type)
 				sd_bus_wait(me, UINT64_MAX);
 		}
 	}
-	for (int i = 0;; i++) {
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		sd_bus_message *reply = NULL;
-		int has = 0;
-
-		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-				       "org.freedesktop.DBus", "NameHasOwner", &err, &reply, "s",
-				       "org.freedesktop.systemd1") >= 0)
-			sd_bus_message_read(reply, "b", &has);
-		sd_bus_message_unref(reply);
-		sd_bus_error_free(&err);
-		if (has)
-			break;
-		ck_assert_msg(i < 1000 * gb_slow(), "the stand-in for systemd did not get on the bus");
-		usleep(10000);
-	}
+	ck_assert_msg(gb_wait_name(bus, "org.freedesktop.systemd1", true, 10000),
+		      "the stand-in for systemd did not get on the bus");
 	sd_bus_flush_close_unref(bus);
 	return pid;
 }
@@ -650,7 +575,7 @@ START_TEST(test_restart_job_keeps_outputs)
 	s = sampler_start(&spid);
 	before = s->reads;
 	ck_assert_int_eq(gb_broker_stop(broker), 0); /* SIGTERM, exits 0 */
-	broker = gb_harness_start(h, POLICY, args, true);
+	broker = gb_harness_start(h, &opts, true);
 	ck_assert_int_gt(s->reads, before);
 	before = s->reads;
 	while (s->reads == before)
@@ -703,13 +628,11 @@ int main(int argc, char **argv)
 					 test_corrupt_state, test_stop_job_releases,
 					 test_denied_after_restart, test_chip_gone_while_down, NULL };
 	Suite *s = suite_create("restart");
-	TCase *tc = tcase_create(GB_RESTART_PART == 1 ? "adopt" : "release");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, GB_RESTART_PART == 1 ? "adopt" : "release", setup, teardown, 60 * gb_slow());
 	for (const TTest *const *t = GB_RESTART_PART == 1 ? adopt : release; *t; t++)
 		tcase_add_test(tc, *t);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

@@ -15,9 +15,15 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
+#include "procstat.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 static const char *const names[5] = { "led", "button", "door", "spare", NULL };
 static struct gb_sim_chip *sim;
@@ -30,25 +36,25 @@ static pid_t broker;
 	"[line door]\nchip = gbw\noffset = 2\nusers = gb-alice\ndirections = input\n" \
 	"edges = none, both\nwatch-users = gb-bob, gb-carol\nmax-watchers = 2\n"
 
-static void start(const char *a1, const char *a2)
+static void start(const char *const *args)
 {
 	sim = gb_sim_chip_new("gbw", 4, names);
 	ck_assert_ptr_nonnull(sim);
 	for (int i = 1; i < 4; i++)
 		ck_assert_int_eq(gb_sim_set_pull(sim, i, false), 0);
-	broker = gb_broker_start_policy2(POLICY, a1, a2);
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = POLICY, .args = args });
 }
 
 static void setup(void)
 {
-	start(NULL, NULL);
+	start(NULL);
 }
 
 /* Small numbers so that a stalled subscriber hits both limits within a few dozen
  * edges: window 4, queue 8. */
 static void setup_small(void)
 {
-	start("--event-window=4", "--event-queue=8");
+	start(GB_ARGS("--event-window=4", "--event-queue=8"));
 }
 
 static void teardown(void)
@@ -171,6 +177,18 @@ static void toggle(struct rec *r, unsigned int off, bool level)
 	wait_n(r, want);
 }
 
+/* In a child: carol watches the button. */
+static sd_bus *carol_watches_button(void *userdata)
+{
+	sd_bus *bus = gb_connect(UID_CAROL);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+
+	if (sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &err, NULL, "sa{sv}",
+			       "button", 0) < 0)
+		return NULL;
+	return bus;
+}
+
 START_TEST(test_three_watchers_one_holder)
 {
 	sd_bus *alice = gb_connect(UID_ALICE), *bob = gb_connect(UID_BOB),
@@ -178,9 +196,9 @@ START_TEST(test_three_watchers_one_holder)
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	struct rec h, w[3];
 	const int edges = 12;
-	int pipefd[2], killed_at = edges / 2;
+	int killed_at = edges / 2;
+	char child_name[64];
 	pid_t child;
-	char c;
 
 	listen_on(&h, alice, false);
 	listen_on(&w[0], bob, false);
@@ -191,23 +209,7 @@ START_TEST(test_three_watchers_one_holder)
 		ck_assert_msg(watch(&w[i], "button", &err) >= 0, "%s", err.message);
 
 	/* A fourth watcher in another process, killed halfway. */
-	ck_assert_int_eq(pipe(pipefd), 0);
-	child = fork();
-	ck_assert_int_ge(child, 0);
-	if (child == 0) {
-		sd_bus *cb = gb_connect(UID_CAROL);
-		sd_bus_error e = SD_BUS_ERROR_NULL;
-
-		if (sd_bus_call_method(cb, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &e, NULL,
-				       "sa{sv}", "button", 0) < 0)
-			_exit(1);
-		(void)!write(pipefd[1], "w", 1);
-		for (;;)
-			pause();
-	}
-	close(pipefd[1]);
-	ck_assert_int_eq(read(pipefd[0], &c, 1), 1);
-	close(pipefd[0]);
+	child = gb_fork_client(carol_watches_button, NULL, child_name, sizeof(child_name));
 
 	/* Everybody starts from the level: low. */
 	wait_n(&h, 1);
@@ -267,39 +269,28 @@ START_TEST(test_permission_and_limit)
 
 	/* Requesting is not watching: alice may request door but not watch it ... */
 	ck_assert_int_lt(watch(&a1, "door", &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
-	ck_assert_msg(strstr(err.message, "watch-users or watch-groups of [line door]"), "%s",
-		      err.message);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_PERMISSION, "watch-users or watch-groups of [line door]");
 	/* ... no entry gives the led watchers, and nobody covers offset 3. */
 	ck_assert_int_lt(watch(&b1, "led", &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
-	ck_assert_msg(strstr(err.message, "watch-users"), "%s", err.message);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_PERMISSION, "watch-users");
 	ck_assert_int_lt(watch(&b1, "gbw:3", &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
-	ck_assert_msg(strstr(err.message, "no policy entry covers"), "%s", err.message);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_PERMISSION, "no policy entry covers");
 	ck_assert_int_lt(sd_bus_call_method(bob, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &err, NULL,
 					    "sa{sv}", "door", 1, "bogus", "b", 1), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_INVALID_ARGS);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_INVALID_ARGS, NULL);
 
 	/* max-watchers = 2: bob and carol, then no more. */
 	ck_assert_msg(watch(&b1, "door", &err) >= 0, "%s", err.message);
 	ck_assert_msg(watch(&c1, "door", &err) >= 0, "%s", err.message);
 	memcpy(&b2, &b1, sizeof(b2));
 	ck_assert_int_lt(watch(&b2, "door", &err), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_BUSY);
-	ck_assert_msg(strstr(err.message, "max-watchers"), "%s", err.message);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_BUSY, "max-watchers");
 	ck_assert_int_lt(watch(&r1, "door", &err), 0); /* root too: it is a limit, not a permission */
 	sd_bus_error_free(&err);
 
 	/* Only its owner may close a watch; closing frees a place. */
 	ck_assert_int_lt(sd_bus_call_method(carol, GB_BUS_NAME, b1.path, GB_IFACE_WATCH, "Close", &err, NULL, ""), 0);
-	ck_assert_str_eq(err.name, GB_ERROR_PERMISSION);
-	sd_bus_error_free(&err);
+	gb_assert_error(&err, GB_ERROR_PERMISSION, NULL);
 	ck_assert_int_ge(sd_bus_call_method(bob, GB_BUS_NAME, b1.path, GB_IFACE_WATCH, "Close", &err, NULL, ""), 0);
 	ck_assert_msg(watch(&r1, "door", &err) >= 0, "%s", err.message);
 	s = gb_line_prop_str(root, gb_sim_chip_name(sim), 2, "Consumer");
@@ -442,8 +433,7 @@ START_TEST(test_unheld_line_then_request)
 	ck_assert_uint_eq(w.ev[3].ts, h.ev[1].ts);
 
 	/* The holder leaves: the broker takes the line back for its watcher. */
-	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, h.path, GB_IFACE_REQUEST, "Release", &err,
-					    NULL, ""), 0);
+	ck_assert_int_ge(gb_release(alice, h.path, &err), 0);
 	wait_n(&w, 5);
 	assert_initial(&w, 4, 0);
 	toggle(&w, 2, true);
@@ -509,22 +499,6 @@ START_TEST(test_reload_revokes_watch)
 }
 END_TEST
 
-static long broker_rss_kb(void)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)broker);
-	f = fopen(path, "re");
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 /* Process a stalled connection until every edge is delivered or counted lost. */
 static void drain(struct rec *r, int edges)
 {
@@ -549,7 +523,6 @@ START_TEST(test_slow_subscribers_lose_only_their_own)
 	struct rec slow_owner, fast, slow_watcher;
 	const int edges = 60, window = 4, queue = 8;
 	long rss_before, rss_after;
-	uint64_t prop = 0;
 
 	listen_on(&slow_owner, alice, false);
 	listen_on(&fast, bob, true);
@@ -562,10 +535,10 @@ START_TEST(test_slow_subscribers_lose_only_their_own)
 	/* alice and carol never read nor acknowledge; bob does. */
 	toggle(&fast, 1, true);
 	toggle(&fast, 1, false);
-	rss_before = broker_rss_kb();
+	rss_before = gb_proc_rss_kib(broker);
 	for (int k = 2; k < edges; k++)
 		toggle(&fast, 1, k % 2 == 0);
-	rss_after = broker_rss_kb();
+	rss_after = gb_proc_rss_kib(broker);
 
 	/* The one who keeps up lost nothing. */
 	ck_assert_int_eq(fast.edges, edges);
@@ -577,9 +550,8 @@ START_TEST(test_slow_subscribers_lose_only_their_own)
 	 * the allocator and valgrind, which grow RSS by a few hundred kB on their own. */
 	ck_assert_msg(rss_after - rss_before < 2048, "broker RSS grew from %ld to %ld kB",
 		      rss_before, rss_after);
-	ck_assert_int_ge(sd_bus_get_property_trivial(root, GB_BUS_NAME, slow_watcher.path, GB_IFACE_WATCH,
-						     "EventsLost", &err, 't', &prop), 0);
-	ck_assert_uint_eq(prop, (uint64_t)(edges - window - queue));
+	ck_assert_uint_eq(gb_get_prop_u64(root, slow_watcher.path, GB_IFACE_WATCH, "EventsLost"),
+			  (uint64_t)(edges - window - queue));
 
 	/* The stalled ones catch up: the window and the queue arrive, then the exact
 	 * count of what did not fit. */
@@ -594,9 +566,8 @@ START_TEST(test_slow_subscribers_lose_only_their_own)
 	assert_initial(&slow_owner, 0, 0);
 	for (int k = 1; k <= window + queue; k++)
 		ck_assert_uint_eq(slow_owner.ev[k].seq, (uint64_t)k);
-	ck_assert_int_ge(sd_bus_get_property_trivial(root, GB_BUS_NAME, slow_owner.path, GB_IFACE_REQUEST,
-						     "EventsLost", &err, 't', &prop), 0);
-	ck_assert_uint_eq(prop, (uint64_t)(edges - window - queue));
+	ck_assert_uint_eq(gb_get_prop_u64(root, slow_owner.path, GB_IFACE_REQUEST, "EventsLost"),
+			  (uint64_t)(edges - window - queue));
 
 	/* Once caught up, nothing more is lost. */
 	toggle(&fast, 1, true);
@@ -616,21 +587,17 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("watch");
-	TCase *tc = tcase_create("watch"), *small = tcase_create("flow");
+	TCase *tc, *small;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "watch", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_three_watchers_one_holder);
 	tcase_add_test(tc, test_permission_and_limit);
 	tcase_add_test(tc, test_initial_state_both_levels);
 	tcase_add_test(tc, test_reconfigure_edges_on_sends_initial_state);
 	tcase_add_test(tc, test_unheld_line_then_request);
 	tcase_add_test(tc, test_reload_revokes_watch);
-	suite_add_tcase(s, tc);
-	tcase_add_checked_fixture(small, setup_small, teardown);
-	tcase_set_timeout(small, 90 * gb_slow());
+	small = gb_tcase_new(s, "flow", setup_small, teardown, 90 * gb_slow());
 	tcase_add_test(small, test_slow_subscribers_lose_only_their_own);
-	suite_add_tcase(s, small);
 	return gb_run_suite(s);
 }

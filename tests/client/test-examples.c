@@ -15,9 +15,13 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "gpiosim.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 #ifndef GB_CLIENT_BUILDDIR
 #error "GB_CLIENT_BUILDDIR must be defined by the build"
@@ -32,7 +36,7 @@ static void setup(void)
 	sim = gb_sim_chip_new("gbex", 4, names);
 	ck_assert_ptr_nonnull(sim);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 }
 
 static void teardown(void)
@@ -50,12 +54,7 @@ static FILE *spawn(pid_t *pid, const char *prog, const char *a1, const char *a2,
 	*pid = fork();
 	ck_assert_int_ge(*pid, 0);
 	if (*pid == 0) {
-		struct passwd *pw = getpwuid(UID_ALICE);
-
-		if (!pw || initgroups(pw->pw_name, pw->pw_gid) < 0 ||
-		    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
-		    setresuid(UID_ALICE, UID_ALICE, UID_ALICE) < 0)
-			_exit(90);
+		gb_become(UID_ALICE);
 		dup2(p[1], 1);
 		close(p[0]);
 		close(p[1]);
@@ -148,14 +147,11 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("examples");
-	TCase *tc = tcase_create("examples");
+	TCase *tc = gb_tcase_new(s, "examples", setup, teardown, 60 * gb_slow());
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
 	tcase_add_test(tc, test_blink);
 	tcase_add_test(tc, test_watch_irq);
 	tcase_add_test(tc, test_busy_example_says_who);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -9,17 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 broker=${GB_TEST_BROKER:?GB_TEST_BROKER must name the gpiod-broker binary}
 ctl=${GB_TEST_CTL:?GB_TEST_CTL must name the gpiobrokerctl binary}
 . "$here/../bench/gpiosim.sh"
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
-check() { # check DESCRIPTION EXPECTED ACTUAL
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "expected: $2" "got:      $3"; fi
-}
-contains() { # contains DESCRIPTION NEEDLE HAYSTACK
-	case "$3" in *"$2"*) ok "$1" ;; *) not_ok "$1" "wanted: $2" "got:    $3" ;; esac
-}
-as() { u=$1; shift; setpriv --reuid="$u" --regid="$u" --init-groups -- "$@"; }
+. "$here/../bench/test-lib.sh"
 # run USER ARGS...: output (stdout+stderr) in $out, exit code in $rc
 run() { u=$1; shift; out=$(as "$u" "$ctl" "$@" 2>&1); rc=$?; }
 
@@ -208,5 +198,4 @@ contains "per-command help text" "usage: gpiobrokerctl monitor" "$out"
 kill "$bpid"
 wait "$bpid"
 check "broker exits cleanly" 0 "$?"
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done

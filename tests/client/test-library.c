@@ -18,10 +18,16 @@
 #include <systemd/sd-event.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
+#include "client-util.h"
 #include "gpiobroker.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 static const char *const names[8] = { "led", "button", "reset", "motor", "door", NULL, NULL, "spare" };
 static struct gb_sim_chip *sim;
@@ -35,33 +41,13 @@ static void setup(void)
 	chip = gb_sim_chip_name(sim);
 	for (unsigned int i = 0; i < 8; i++)
 		ck_assert_int_eq(gb_sim_set_pull(sim, i, false), 0);
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 }
 
 static void teardown(void)
 {
 	ck_assert_int_eq(gb_broker_stop(broker), 0);
 	gb_sim_chip_free(sim);
-}
-
-/* A library connection as @uid, made on a bus connection with that uid (the broker
- * knows callers by the bus daemon's record, so this is the real thing). */
-static struct gpiobroker *open_as(uid_t uid)
-{
-	sd_bus *bus = gb_connect(uid);
-	struct gpiobroker *b = gpiobroker_open_bus(bus);
-
-	ck_assert_ptr_nonnull(b);
-	sd_bus_unref(bus); /* the library holds its own reference */
-	return b;
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
 static void pace(void)
@@ -104,46 +90,6 @@ static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event
 		ck_assert_int_eq(gpiobroker_free(req), 0);
 }
 
-/*
- * Run the connection with poll() on its fd, events and timeout, as an application's
- * own loop would, until *count reaches @target or @timeout_ms passes.
- */
-static bool wait_count(struct gpiobroker *b, const int *count, int target, int timeout_ms)
-{
-	long deadline = now_ms() + (long)timeout_ms * gb_slow();
-
-	for (;;) {
-		struct pollfd p = { .fd = gpiobroker_get_fd(b) };
-		uint64_t until;
-		long left;
-		int r = gpiobroker_process(b), ms;
-
-		ck_assert_int_ge(r, 0);
-		if (*count >= target)
-			return true;
-		left = deadline - now_ms();
-		if (left <= 0)
-			return false;
-		ck_assert_int_ge(p.fd, 0);
-		p.events = (short)gpiobroker_get_events(b);
-		ck_assert_int_ge(p.events, 0);
-		ck_assert_int_ge(gpiobroker_get_timeout(b, &until), 0);
-		ms = (int)left;
-		if (until != UINT64_MAX) {
-			struct timespec ts;
-			uint64_t now;
-
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			now = (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-			if (until <= now)
-				ms = 0;
-			else if ((until - now) / 1000 < (uint64_t)ms)
-				ms = (int)((until - now) / 1000) + 1;
-		}
-		ck_assert_int_ge(poll(&p, 1, ms), 0);
-	}
-}
-
 static struct gpiobroker_line_settings output(int value)
 {
 	struct gpiobroker_line_settings s;
@@ -166,7 +112,7 @@ static struct gpiobroker_line_settings input_edges(void)
 
 START_TEST(test_request_values_directions)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	struct gpiobroker_line_settings s = output(1);
 	struct gpiobroker_request *req;
 	char *label;
@@ -221,7 +167,7 @@ END_TEST
 
 START_TEST(test_array_atomic_and_multi_values)
 {
-	struct gpiobroker *a = open_as(UID_ALICE), *c = open_as(UID_CAROL);
+	struct gpiobroker *a = gb_client_open_as(UID_ALICE), *c = gb_client_open_as(UID_CAROL);
 	const char *const lines[3] = { "reset", "motor", "gblib:4" };
 	struct gpiobroker_line_settings s[3] = { output(1), output(0), output(1) };
 	const unsigned int idx[2] = { 2, 0 };
@@ -273,7 +219,7 @@ START_TEST(test_array_atomic_and_multi_values)
 	 * same uid comes back to it by path. */
 	gpiobroker_request_close(req);
 	gpiobroker_close(a);
-	a = open_as(UID_ALICE);
+	a = gb_client_open_as(UID_ALICE);
 	got = gpiobroker_request_open(a, GB_ROOT_PATH "/request/2");
 	ck_assert_ptr_nonnull(got);
 	ck_assert(gpiobroker_request_is_persistent(got));
@@ -288,7 +234,7 @@ END_TEST
 
 START_TEST(test_errors_have_names)
 {
-	struct gpiobroker *a = open_as(UID_ALICE), *b = open_as(UID_BOB);
+	struct gpiobroker *a = gb_client_open_as(UID_ALICE), *b = gb_client_open_as(UID_BOB);
 	struct gpiobroker_line_settings s = output(0);
 	struct gpiobroker_request *req, *theirs;
 	struct gpiobroker_request_info *info;
@@ -362,13 +308,13 @@ START_TEST(test_no_broker)
 	ck_assert_ptr_nonnull(gpiobroker_last_error_name(b));
 	gpiobroker_close(b);
 	ck_assert_ptr_null(gpiobroker_open_address("unix:path=/nonexistent"));
-	broker = gb_broker_start(NULL); /* for teardown */
+	broker = gb_broker_spawn(NULL); /* for teardown */
 }
 END_TEST
 
 START_TEST(test_edges_in_order)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	struct gpiobroker_line_settings s = input_edges();
 	struct gpiobroker_request *req;
 	struct rec r = { 0 };
@@ -381,7 +327,7 @@ START_TEST(test_edges_in_order)
 		ck_assert_int_eq(gb_sim_set_pull(sim, 1, i % 2 == 0), 0);
 		pace();
 	}
-	ck_assert_msg(wait_count(b, &r.n, toggles, 5000), "got %d of %d events", r.n, toggles);
+	ck_assert_msg(gb_client_wait_count(&b, 1, &r.n, toggles, 5000), "got %d of %d events", r.n, toggles);
 	for (int i = 0; i < r.n; i++) {
 		ck_assert_int_eq(r.ev[i].type, GPIOBROKER_EVENT_EDGE);
 		ck_assert_uint_eq(r.ev[i].index, 0);
@@ -395,27 +341,21 @@ START_TEST(test_edges_in_order)
 			ck_assert_uint_gt(r.ev[i].ts, r.ev[i - 1].ts);
 	}
 	/* Nothing more came (a bounded look, not a sleep: the loop returns early on events). */
-	ck_assert(!wait_count(b, &r.n, toggles + 1, 100));
+	ck_assert(!gb_client_wait_count(&b, 1, &r.n, toggles + 1, 100));
 	ck_assert_uint_eq(gpiobroker_request_get_events_lost(req), 0);
 
 	/* A handler may free its own request. */
 	r.free_in_handler = true;
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, true), 0);
-	ck_assert(wait_count(b, &r.n, toggles + 1, 5000));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, toggles + 1, 5000));
 	ck_assert(gb_wait_line_used(gpiobroker_get_bus(b), chip, 1, false, 2000));
 	gpiobroker_close(b);
 }
 END_TEST
 
-static int on_any(sd_bus_message *m, void *userdata, sd_bus_error *e)
-{
-	(*(int *)userdata)++;
-	return 0;
-}
-
 START_TEST(test_lost_counted_from_seqno_gaps)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	sd_bus *other = gb_connect(UID_ALICE);
 	struct gpiobroker_line_settings s = input_edges();
 	struct gpiobroker_request *req;
@@ -427,7 +367,7 @@ START_TEST(test_lost_counted_from_seqno_gaps)
 	ck_assert_ptr_nonnull(req);
 	/* Another connection subscribes: the next two events go there, not here. */
 	ck_assert_int_ge(sd_bus_match_signal(other, NULL, GB_BUS_NAME, NULL, GB_IFACE_REQUEST, "Event",
-					     on_any, &elsewhere), 0);
+					     gb_bus_count_message, &elsewhere), 0);
 	ck_assert_int_ge(sd_bus_call_method(other, GB_BUS_NAME, gpiobroker_request_get_path(req),
 					    GB_IFACE_REQUEST, "Subscribe", NULL, NULL, ""), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 4, true), 0);
@@ -437,13 +377,13 @@ START_TEST(test_lost_counted_from_seqno_gaps)
 	/* Ours again: the first event we see is seqno 3, two missed. */
 	ck_assert_int_eq(gpiobroker_to_irq(req, on_irq, &r), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 4, true), 0);
-	ck_assert(wait_count(b, &r.n, 1, 5000));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, 1, 5000));
 	ck_assert_uint_eq(r.ev[0].seq, 3);
 	ck_assert_uint_eq(r.ev[0].lost, 2);
 	ck_assert_uint_eq(gpiobroker_request_get_events_lost(req), 2);
 	pace();
 	ck_assert_int_eq(gb_sim_set_pull(sim, 4, false), 0);
-	ck_assert(wait_count(b, &r.n, 2, 5000));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, 2, 5000));
 	ck_assert_uint_eq(r.ev[1].seq, 4);
 	ck_assert_uint_eq(r.ev[1].lost, 0);
 	ck_assert_int_eq(gpiobroker_free(req), 0);
@@ -454,7 +394,7 @@ END_TEST
 
 START_TEST(test_lost_counted_from_kernel_overflow)
 {
-	struct gpiobroker *b = open_as(UID_BOB);
+	struct gpiobroker *b = gb_client_open_as(UID_BOB);
 	struct gpiobroker_line_settings s[2] = { input_edges(), input_edges() };
 	struct gpiobroker_request *req;
 	struct rec r = { 0 };
@@ -471,13 +411,13 @@ START_TEST(test_lost_counted_from_kernel_overflow)
 		pace();
 	}
 	ck_assert_int_eq(kill(broker, SIGCONT), 0);
-	ck_assert(wait_count(b, &r.n, 1, 5000));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, 1, 5000));
 	/* A marker edge on the other line comes after everything the kernel kept. */
 	ck_assert_int_eq(gb_sim_set_pull(sim, 4, true), 0);
 	for (;;) {
 		int seen = r.n;
 
-		ck_assert_msg(wait_count(b, &r.n, seen + 1, 5000), "marker edge never came");
+		ck_assert_msg(gb_client_wait_count(&b, 1, &r.n, seen + 1, 5000), "marker edge never came");
 		if (r.ev[r.n - 1].index == 1)
 			break;
 	}
@@ -494,7 +434,7 @@ END_TEST
 
 START_TEST(test_forged_signals_ignored)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	sd_bus *mallory = gb_connect(UID_BOB);
 	struct gpiobroker_line_settings s = input_edges();
 	struct gpiobroker_request *req;
@@ -517,8 +457,8 @@ START_TEST(test_forged_signals_ignored)
 	ck_assert_int_ge(sd_bus_flush(mallory), 0);
 	/* A real edge afterwards: it is the first and only event seen. */
 	ck_assert_int_eq(gb_sim_set_pull(sim, 1, true), 0);
-	ck_assert(wait_count(b, &r.n, 1, 5000));
-	ck_assert(!wait_count(b, &r.n, 2, 100));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, 1, 5000));
+	ck_assert(!gb_client_wait_count(&b, 1, &r.n, 2, 100));
 	ck_assert_int_eq(r.n, 1);
 	ck_assert_uint_eq(r.ev[0].seq, 1);
 	sd_bus_flush_close_unref(mallory);
@@ -529,7 +469,7 @@ END_TEST
 START_TEST(test_chip_gone)
 {
 	struct gb_sim_chip *hot = gb_sim_chip_new("gbhot", 2, NULL);
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	struct gpiobroker_line_settings s = input_edges();
 	struct gpiobroker_request *req;
 	struct rec r = { 0 };
@@ -540,7 +480,7 @@ START_TEST(test_chip_gone)
 	ck_assert_msg(req != NULL, "%s", gpiobroker_last_error_message(b));
 	ck_assert_int_eq(gpiobroker_to_irq(req, on_irq, &r), 0);
 	ck_assert_int_eq(gb_sim_chip_unplug(hot), 0);
-	ck_assert(wait_count(b, &r.n, 1, 5000));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, 1, 5000));
 	ck_assert_int_eq(r.ev[0].type, GPIOBROKER_EVENT_CHIP_GONE);
 	ck_assert_str_eq(r.ev[0].detail, gb_sim_chip_name(hot));
 	ck_assert_int_eq(gpiobroker_get_value(req, 0), -ENODEV);
@@ -553,7 +493,7 @@ END_TEST
 
 START_TEST(test_broker_gone)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	struct gpiobroker_line_settings s = input_edges();
 	struct gpiobroker_request *req = gpiobroker_request(b, "button", "orphan", &s);
 	struct rec r = { 0 };
@@ -561,11 +501,11 @@ START_TEST(test_broker_gone)
 	ck_assert_ptr_nonnull(req);
 	ck_assert_int_eq(gpiobroker_to_irq(req, on_irq, &r), 0);
 	ck_assert_int_eq(gb_broker_stop(broker), 0);
-	ck_assert(wait_count(b, &r.n, 1, 5000));
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, 1, 5000));
 	ck_assert_int_eq(r.ev[0].type, GPIOBROKER_EVENT_BROKER_GONE);
 	gpiobroker_request_close(req);
 	gpiobroker_close(b);
-	broker = gb_broker_start(NULL);
+	broker = gb_broker_spawn(NULL);
 }
 END_TEST
 
@@ -604,7 +544,7 @@ static int on_give_up(sd_event_source *src, uint64_t usec, void *u)
 
 START_TEST(test_sd_event)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	struct gpiobroker_line_settings s = input_edges();
 	struct gpiobroker_request *req = gpiobroker_request(b, "button", "loop", &s);
 	struct loop_state st = { 0 };
@@ -630,44 +570,25 @@ START_TEST(test_sd_event)
 }
 END_TEST
 
-/* Become @uid for good (in a child): ids, groups. */
-static void become(uid_t uid)
+/* In a child: carol, for good, drives the motor through the library. */
+static sd_bus *carol_drives_motor(void *userdata)
 {
-	struct passwd *pw = getpwuid(uid);
+	struct gpiobroker_line_settings s = output(1);
+	struct gpiobroker *b;
 
-	if (!pw || initgroups(pw->pw_name, pw->pw_gid) < 0 || setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
-	    setresuid(uid, uid, uid) < 0)
-		_exit(90);
+	gb_become(UID_CAROL);
+	b = gpiobroker_open(); /* the system bus, as carol */
+	if (!b || !gpiobroker_request(b, "motor", "doomed", &s))
+		return NULL;
+	return gpiobroker_get_bus(b);
 }
 
 START_TEST(test_killed_client_leaves_nothing_held)
 {
 	sd_bus *root = gb_connect(0);
 	char name[256] = "";
-	int p[2];
-	pid_t pid;
+	pid_t pid = gb_fork_client(carol_drives_motor, NULL, name, sizeof(name));
 
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct gpiobroker_line_settings s = output(1);
-		struct gpiobroker *b;
-		const char *me;
-
-		become(UID_CAROL);
-		b = gpiobroker_open(); /* the system bus, as carol */
-		if (!b || !gpiobroker_request(b, "motor", "doomed", &s))
-			_exit(1);
-		sd_bus_get_unique_name(gpiobroker_get_bus(b), &me);
-		if (write(p[1], me, strlen(me) + 1) < 0)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	ck_assert_int_gt(read(p[0], name, sizeof(name)), 0);
-	close(p[0]);
 	ck_assert(gb_line_prop_bool(root, chip, 3, "Used"));
 	ck_assert_int_eq(gb_sim_get_value(sim, 3), 1);
 	kill(pid, SIGKILL);
@@ -681,10 +602,8 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("libgpiobroker");
-	TCase *tc = tcase_create("library");
+	TCase *tc = gb_tcase_new(s, "library", setup, teardown, 60 * gb_slow());
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
 	tcase_add_test(tc, test_request_values_directions);
 	tcase_add_test(tc, test_array_atomic_and_multi_values);
 	tcase_add_test(tc, test_errors_have_names);
@@ -697,7 +616,6 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_broker_gone);
 	tcase_add_test(tc, test_sd_event);
 	tcase_add_test(tc, test_killed_client_leaves_nothing_held);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

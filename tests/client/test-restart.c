@@ -13,12 +13,15 @@
 
 #include "bench.h"
 #include "brokertest.h"
+#include "client-util.h"
 #include "gpiobroker.h"
 #include "gpiosim.h"
 #include "notify-harness.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
-static const char *const args[] = { "--state-dir=/run/gb-test-client-state", NULL };
+static const struct gb_broker_opts opts = { .args = GB_ARGS("--state-dir=/run/gb-test-client-state") };
 static const char *const names[2] = { "bell", "spare" };
 
 struct seen {
@@ -46,16 +49,6 @@ static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event
 	}
 }
 
-static bool wait_for(struct gpiobroker *b, int *counter, int want)
-{
-	for (int i = 0; i < 500 * gb_slow() && *counter < want; i++) {
-		ck_assert_int_ge(gpiobroker_process(b), 0);
-		if (*counter < want)
-			gpiobroker_wait(b, 20000);
-	}
-	return *counter >= want;
-}
-
 START_TEST(test_library_follows_a_restarted_broker)
 {
 	struct gb_sim_chip *sim = gb_sim_chip_new("gbclrst", 2, names);
@@ -64,17 +57,13 @@ START_TEST(test_library_follows_a_restarted_broker)
 	struct gpiobroker_request *req;
 	struct gpiobroker *b;
 	struct seen seen = { 0 };
-	sd_bus *bus;
 	pid_t broker;
 
 	ck_assert_ptr_nonnull(sim);
 	ck_assert_int_eq(system("rm -rf /run/gb-test-client-state"), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 0, false), 0);
-	broker = gb_harness_start(h, GB_TEST_POLICY_OPEN, args, true);
-	bus = gb_connect(UID_ALICE);
-	b = gpiobroker_open_bus(bus);
-	sd_bus_unref(bus);
-	ck_assert_ptr_nonnull(b);
+	broker = gb_harness_start(h, &opts, true);
+	b = gb_client_open_as(UID_ALICE);
 
 	gpiobroker_line_settings_init(&s);
 	s.direction = GPIOBROKER_DIRECTION_INPUT;
@@ -84,17 +73,17 @@ START_TEST(test_library_follows_a_restarted_broker)
 	ck_assert_int_eq(gpiobroker_to_irq(req, on_irq, &seen), 0);
 	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
 	ck_assert_int_eq(gb_sim_set_pull(sim, 0, true), 0);
-	ck_assert(wait_for(b, &seen.n, 1));
+	ck_assert(gb_client_wait_count(&b, 1, &seen.n, 1, 10000));
 
 	gb_broker_kill(broker);
-	broker = gb_harness_start(h, GB_TEST_POLICY_OPEN, args, true);
-	ck_assert(wait_for(b, &seen.restarted, 1));
+	broker = gb_harness_start(h, &opts, true);
+	ck_assert(gb_client_wait_count(&b, 1, &seen.restarted, 1, 10000));
 	ck_assert_int_eq(seen.gone, 1);
 
 	/* The same request, its events accepted from the new broker. */
 	usleep(20000); /* UML ticks at 100 Hz: closer edges coalesce */
 	ck_assert_int_eq(gb_sim_set_pull(sim, 0, false), 0);
-	ck_assert(wait_for(b, &seen.n, 2));
+	ck_assert(gb_client_wait_count(&b, 1, &seen.n, 2, 10000));
 	ck_assert_int_eq(seen.last_edge, GPIOBROKER_EDGE_FALLING);
 	ck_assert_int_eq(gpiobroker_get_value(req, 0), 0);
 	ck_assert_int_eq(gpiobroker_free(req), 0);
@@ -110,11 +99,10 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("client-restart");
-	TCase *tc = tcase_create("restart");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_set_timeout(tc, 120 * gb_slow());
+	tc = gb_tcase_new(s, "restart", NULL, NULL, 120 * gb_slow());
 	tcase_add_test(tc, test_library_follows_a_restarted_broker);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

@@ -19,9 +19,15 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "broker-calls.h"
 #include "brokertest.h"
+#include "bus-util.h"
+#include "client-util.h"
+#include "timing.h"
+#include "users.h"
 #include "gpiobroker.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
 
 static const char *const names[4] = { "porch", "doorbell", "spare", NULL };
@@ -52,7 +58,7 @@ static void setup(void)
 	chip = gb_sim_chip_name(sim);
 	for (unsigned int i = 0; i < 4; i++)
 		ck_assert_int_eq(gb_sim_set_pull(sim, i, false), 0);
-	broker = gb_broker_start_policy(POLICY, NULL);
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = POLICY });
 }
 
 static void teardown(void)
@@ -61,37 +67,10 @@ static void teardown(void)
 	gb_sim_chip_free(sim);
 }
 
-static struct gpiobroker *open_as(uid_t uid)
-{
-	sd_bus *bus = gb_connect(uid);
-	struct gpiobroker *b = gpiobroker_open_bus(bus);
-
-	ck_assert_ptr_nonnull(b);
-	sd_bus_unref(bus);
-	return b;
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-/* Process @b until *count >= target, at most timeout_ms (times gb_slow()). */
+/* One connection's events, through the shared poll loop. */
 static bool wait_count(struct gpiobroker *b, const int *count, int target, int timeout_ms)
 {
-	long deadline = now_ms() + (long)timeout_ms * gb_slow();
-
-	for (;;) {
-		ck_assert_int_ge(gpiobroker_process(b), 0);
-		if (*count >= target)
-			return true;
-		if (now_ms() >= deadline)
-			return false;
-		ck_assert_int_ge(gpiobroker_wait(b, 20000), 0);
-	}
+	return gb_client_wait_count(&b, 1, count, target, timeout_ms);
 }
 
 START_TEST(test_version)
@@ -109,7 +88,7 @@ END_TEST
 /* Two calls drive a line: request_output() then set_value(). */
 START_TEST(test_request_output)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	struct gpiobroker_request *req;
 	char spec[64];
 
@@ -159,7 +138,7 @@ static void on_edge(struct gpiobroker_request *req, const struct gpiobroker_even
 
 START_TEST(test_request_input)
 {
-	struct gpiobroker *b = open_as(UID_BOB);
+	struct gpiobroker *b = gb_client_open_as(UID_BOB);
 	struct gpiobroker_request *req;
 	struct edges e = { 0 };
 
@@ -206,7 +185,7 @@ END_TEST
 /* A stopped broker: the call gives up after the connection's timeout. */
 START_TEST(test_call_timeout)
 {
-	struct gpiobroker *b = open_as(UID_ALICE);
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	char *chipname = NULL;
 	long t0, took;
 	int r;
@@ -220,10 +199,10 @@ START_TEST(test_call_timeout)
 	free(chipname);
 
 	ck_assert_int_eq(kill(broker, SIGSTOP), 0);
-	t0 = now_ms();
+	t0 = gb_now_ms();
 	ck_assert_ptr_null(gpiobroker_request_output(b, "porch-light", "late", 1));
 	r = errno;
-	took = now_ms() - t0;
+	took = gb_now_ms() - t0;
 	ck_assert_int_eq(kill(broker, SIGCONT), 0);
 	ck_assert_int_eq(r, ETIMEDOUT);
 	ck_assert_int_ge(took, 250);
@@ -238,7 +217,7 @@ END_TEST
 
 START_TEST(test_line_info)
 {
-	struct gpiobroker *a = open_as(UID_ALICE), *c = open_as(UID_CAROL);
+	struct gpiobroker *a = gb_client_open_as(UID_ALICE), *c = gb_client_open_as(UID_CAROL);
 	struct gpiobroker_line_info *info;
 	struct gpiobroker_request *req;
 
@@ -300,7 +279,7 @@ static void on_info(struct gpiobroker_line_info_watch *w, const struct gpiobroke
 
 START_TEST(test_line_info_watch)
 {
-	struct gpiobroker *a = open_as(UID_ALICE), *c = open_as(UID_CAROL);
+	struct gpiobroker *a = gb_client_open_as(UID_ALICE), *c = gb_client_open_as(UID_CAROL);
 	struct gpiobroker_line_info_watch *w;
 	struct gpiobroker_request *req;
 	struct changes ch = { 0 };
@@ -348,7 +327,7 @@ static void on_done(struct gpiobroker *b, struct gpiobroker_request *req, int er
 
 START_TEST(test_request_async)
 {
-	struct gpiobroker *a = open_as(UID_ALICE), *b = open_as(UID_BOB);
+	struct gpiobroker *a = gb_client_open_as(UID_ALICE), *b = gb_client_open_as(UID_BOB);
 	const char *line = "porch-light";
 	struct gpiobroker_line_settings s;
 	struct done d = { 0 }, d2 = { 0 };
@@ -391,7 +370,7 @@ END_TEST
 START_TEST(test_example_drive_line)
 {
 	const char *prog = GB_CLIENT_BUILDDIR "/examples/drive-line";
-	struct gpiobroker *c = open_as(UID_CAROL);
+	struct gpiobroker *c = gb_client_open_as(UID_CAROL);
 	char out[128] = "";
 	int p[2], status;
 	FILE *f;

@@ -15,9 +15,13 @@
 
 #include "bench.h"
 #include "brokertest.h"
+#include "client-util.h"
 #include "gpiobroker.h"
 #include "gpiosim.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
+#include "timing.h"
+#include "users.h"
 
 static const char *const names[4] = { "led", "button", "door", NULL };
 static struct gb_sim_chip *sim;
@@ -37,60 +41,14 @@ static void setup(void)
 		ck_assert_int_eq(gb_sim_set_pull(sim, i, false), 0);
 	/* A window of 4 and a queue of 8: without acknowledgements a subscriber would
 	 * lose everything after its 12th event. */
-	broker = gb_broker_start_policy2(POLICY, "--event-window=4", "--event-queue=8");
+	broker = gb_broker_spawn(&(struct gb_broker_opts){
+		.policy = POLICY, .args = GB_ARGS("--event-window=4", "--event-queue=8") });
 }
 
 static void teardown(void)
 {
 	ck_assert_int_eq(gb_broker_stop(broker), 0);
 	gb_sim_chip_free(sim);
-}
-
-static struct gpiobroker *open_as(uid_t uid)
-{
-	sd_bus *bus = gb_connect(uid);
-	struct gpiobroker *b = gpiobroker_open_bus(bus);
-
-	ck_assert_ptr_nonnull(b);
-	sd_bus_unref(bus);
-	return b;
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-/* Run connections until *count reaches target. */
-static bool wait_count(struct gpiobroker **bs, int nb, const int *count, int target, int timeout_ms)
-{
-	long deadline = now_ms() + (long)timeout_ms * gb_slow();
-
-	while (*count < target) {
-		struct pollfd p[4];
-		long left = deadline - now_ms();
-		bool busy = false;
-
-		for (int i = 0; i < nb; i++) {
-			int r = gpiobroker_process(bs[i]);
-
-			ck_assert_int_ge(r, 0);
-			busy |= r > 0;
-		}
-		if (busy)
-			continue;
-		if (left <= 0)
-			return false;
-		for (int i = 0; i < nb; i++) {
-			p[i].fd = gpiobroker_get_fd(bs[i]);
-			p[i].events = (short)gpiobroker_get_events(bs[i]);
-		}
-		ck_assert_int_ge(poll(p, nb, left > 50 ? 50 : (int)left), 0);
-	}
-	return true;
 }
 
 struct rec {
@@ -129,7 +87,7 @@ static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event
 
 START_TEST(test_watch_follows_holder)
 {
-	struct gpiobroker *alice = open_as(UID_ALICE), *bob = open_as(UID_BOB);
+	struct gpiobroker *alice = gb_client_open_as(UID_ALICE), *bob = gb_client_open_as(UID_BOB);
 	struct gpiobroker *both[2] = { alice, bob };
 	struct gpiobroker_line_settings s;
 	struct gpiobroker_request *req;
@@ -151,8 +109,8 @@ START_TEST(test_watch_follows_holder)
 	ck_assert_str_eq(gpiobroker_watch_get_chip(w), gb_sim_chip_name(sim));
 	ck_assert_uint_eq(gpiobroker_watch_get_offset(w), 1);
 	ck_assert(strncmp(gpiobroker_watch_get_path(w), "/org/gpiodbroker1/watch/", 24) == 0);
-	ck_assert(wait_count(both, 2, &rh.n, 1, 5000));
-	ck_assert(wait_count(both, 2, &rw.n, 1, 5000));
+	ck_assert(gb_client_wait_count(both, 2, &rh.n, 1, 5000));
+	ck_assert(gb_client_wait_count(both, 2, &rw.n, 1, 5000));
 	ck_assert(rh.ev[0].initial);
 	ck_assert_int_eq(rh.ev[0].type, GPIOBROKER_EVENT_INITIAL_STATE);
 	ck_assert_int_eq(rh.ev[0].value, 1);
@@ -161,8 +119,8 @@ START_TEST(test_watch_follows_holder)
 
 	for (int k = 0; k < edges; k++) {
 		ck_assert_int_eq(gb_sim_set_pull(sim, 1, k % 2), 0);
-		ck_assert(wait_count(both, 2, &rw.n, k + 2, 5000));
-		ck_assert(wait_count(both, 2, &rh.n, k + 2, 5000));
+		ck_assert(gb_client_wait_count(both, 2, &rw.n, k + 2, 5000));
+		ck_assert(gb_client_wait_count(both, 2, &rh.n, k + 2, 5000));
 	}
 	for (int k = 1; k <= edges; k++) {
 		ck_assert(!rw.ev[k].initial);
@@ -189,7 +147,7 @@ END_TEST
 
 START_TEST(test_initial_state_before_handler)
 {
-	struct gpiobroker *alice = open_as(UID_ALICE);
+	struct gpiobroker *alice = gb_client_open_as(UID_ALICE);
 	struct gpiobroker_line_settings s;
 	struct gpiobroker_request *req;
 	struct rec r = { 0 };
@@ -212,7 +170,7 @@ START_TEST(test_initial_state_before_handler)
 	ck_assert(r.ev[0].initial);
 	ck_assert_int_eq(r.ev[0].value, 1);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 2, false), 0);
-	ck_assert(wait_count(&alice, 1, &r.n, 2, 5000));
+	ck_assert(gb_client_wait_count(&alice, 1, &r.n, 2, 5000));
 	ck_assert_int_eq(r.ev[1].value, 0);
 	ck_assert_uint_eq(r.ev[1].seq, 1);
 	gpiobroker_close(alice);
@@ -221,7 +179,7 @@ END_TEST
 
 START_TEST(test_watch_denied)
 {
-	struct gpiobroker *alice = open_as(UID_ALICE), *carol = open_as(UID_CAROL);
+	struct gpiobroker *alice = gb_client_open_as(UID_ALICE), *carol = gb_client_open_as(UID_CAROL);
 	struct rec r = { 0 };
 
 	/* alice may request door, but watching is another permission. */
@@ -243,14 +201,12 @@ END_TEST
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("library-watch");
-	TCase *tc = tcase_create("watch");
+	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60 * gb_slow());
+	tc = gb_tcase_new(s, "watch", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_watch_follows_holder);
 	tcase_add_test(tc, test_initial_state_before_handler);
 	tcase_add_test(tc, test_watch_denied);
-	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }

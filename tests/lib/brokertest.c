@@ -3,8 +3,6 @@
 
 #include <check.h>
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bus-util.h"
+#include "org.gpiodbroker1.h"
+#include "timing.h"
+
 #ifndef GB_BROKER_BIN
 #error "GB_BROKER_BIN must be defined by the build"
 #endif
@@ -21,52 +23,6 @@
 const char *gb_broker_bin(void)
 {
 	return GB_BROKER_BIN;
-}
-
-int gb_slow(void)
-{
-	return getenv("GB_TEST_VALGRIND") || getenv("GB_TEST_CALLGRIND") ? 20 : 1;
-}
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-sd_bus *gb_connect(uid_t uid)
-{
-	gid_t saved[64], groups[64];
-	int n_saved = 0, n_groups = 64;
-	struct passwd *pw = NULL;
-	sd_bus *bus = NULL;
-	int r;
-
-	/* The bus daemon takes the peer's identity from the socket (SO_PEERCRED and
-	 * SO_PEERGROUPS: the effective ids and the groups at connect time): connect
-	 * with the user's ids and groups, as setpriv --init-groups would give them,
-	 * then come back to root. The connection keeps the user's identity. */
-	if (uid) {
-		pw = getpwuid(uid);
-		ck_assert_msg(pw != NULL, "no user %u in the bench", (unsigned)uid);
-		n_saved = getgroups(64, saved);
-		ck_assert_int_ge(n_saved, 0);
-		ck_assert_int_ge(getgrouplist(pw->pw_name, pw->pw_gid, groups, &n_groups), 0);
-		ck_assert_int_eq(setgroups(n_groups, groups), 0);
-		ck_assert_int_eq(setegid(pw->pw_gid), 0);
-		ck_assert_int_eq(seteuid(uid), 0);
-	}
-	r = sd_bus_open_system(&bus);
-	if (uid) {
-		ck_assert_int_eq(seteuid(0), 0);
-		ck_assert_int_eq(setegid(0), 0);
-		ck_assert_int_eq(setgroups(n_saved, saved), 0);
-	}
-	ck_assert_msg(r >= 0, "cannot connect to the system bus as uid %u: %s", (unsigned)uid,
-		      strerror(-r));
-	return bus;
 }
 
 #define PIDFILE "/run/gb-test-broker.pid"
@@ -100,74 +56,58 @@ void gb_policy_write(const char *policy)
 	ck_assert_int_eq(rename(GB_TEST_POLICY_DIR "/50-test.conf.tmp", GB_TEST_POLICY_DIR "/50-test.conf"), 0);
 }
 
-pid_t gb_broker_start(const char *extra_arg)
+pid_t gb_broker_spawn(const struct gb_broker_opts *opts)
 {
-	return gb_broker_start_policy(GB_TEST_POLICY_OPEN, extra_arg);
-}
-
-pid_t gb_broker_start_policy(const char *policy, const char *extra_arg)
-{
-	return gb_broker_start_policy2(policy, extra_arg, NULL);
-}
-
-pid_t gb_broker_start_policy2(const char *policy, const char *extra_arg, const char *extra_arg2)
-{
-	const char *extra[3] = { extra_arg, extra_arg2, NULL };
-
-	if (!extra_arg) {
-		extra[0] = extra_arg2;
-		extra[1] = NULL;
-	}
-	return gb_broker_spawn(policy, extra, NULL, NULL, NULL);
-}
-
-pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
-		      void (*child_setup)(void *userdata), void *userdata, char **envp)
-{
+	static const struct gb_broker_opts defaults = { 0 };
+	const char *argv[32];
 	sd_bus *bus;
 	long deadline;
 	FILE *f;
 	pid_t pid;
+	int n = 0;
 
+	if (!opts)
+		opts = &defaults;
 	kill_stale_broker();
-	gb_policy_write(policy);
+	if (!opts->keep_policy)
+		gb_policy_write(opts->policy ? opts->policy : GB_TEST_POLICY_OPEN);
 	bus = gb_connect(0);
+
+	/* The command line is made before fork: the parent may have threads
+	 * (notify-harness.c), so the child does nothing that could need a lock. */
+	if (getenv("GB_TEST_CALLGRIND")) {
+		/* Instruction counts, repeatable where times are not (make bench). */
+		static char out[300];
+
+		snprintf(out, sizeof(out), "--callgrind-out-file=%s", getenv("GB_TEST_CALLGRIND"));
+		argv[n++] = "valgrind";
+		argv[n++] = "-q";
+		argv[n++] = "--tool=callgrind";
+		argv[n++] = out;
+	} else if (getenv("GB_TEST_VALGRIND")) {
+		argv[n++] = "valgrind";
+		argv[n++] = "-q";
+		argv[n++] = "--error-exitcode=97";
+		argv[n++] = "--leak-check=full";
+		argv[n++] = "--errors-for-leak-kinds=definite";
+		argv[n++] = "--show-leak-kinds=definite";
+	}
+	argv[n++] = GB_BROKER_BIN;
+	argv[n++] = "--log-level=debug";
+	argv[n++] = "--policy-dir=" GB_TEST_POLICY_DIR;
+	for (int i = 0; opts->args && opts->args[i]; i++) {
+		ck_assert_msg(n < (int)(sizeof(argv) / sizeof(argv[0])) - 1, "too many broker arguments");
+		argv[n++] = opts->args[i];
+	}
+	argv[n] = NULL;
 
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		const char *argv[16];
-		int n = 0;
-
-		if (child_setup)
-			child_setup(userdata);
-
-		if (getenv("GB_TEST_CALLGRIND")) {
-			/* Instruction counts, repeatable where times are not (make bench). */
-			static char out[300];
-
-			snprintf(out, sizeof(out), "--callgrind-out-file=%s", getenv("GB_TEST_CALLGRIND"));
-			argv[n++] = "valgrind";
-			argv[n++] = "-q";
-			argv[n++] = "--tool=callgrind";
-			argv[n++] = out;
-		} else if (getenv("GB_TEST_VALGRIND")) {
-			argv[n++] = "valgrind";
-			argv[n++] = "-q";
-			argv[n++] = "--error-exitcode=97";
-			argv[n++] = "--leak-check=full";
-			argv[n++] = "--errors-for-leak-kinds=definite";
-			argv[n++] = "--show-leak-kinds=definite";
-		}
-		argv[n++] = GB_BROKER_BIN;
-		argv[n++] = "--log-level=debug";
-		argv[n++] = "--policy-dir=" GB_TEST_POLICY_DIR;
-		for (int i = 0; extra_args && extra_args[i] && n < 15; i++)
-			argv[n++] = extra_args[i];
-		argv[n] = NULL;
-		/* execvpe, not setenv: the parent may have threads (notify-harness.c), so
-		 * the child does nothing that could need a lock between fork and exec. */
-		execvpe(argv[0], (char **)argv, envp ? envp : environ);
+		if (opts->child_setup)
+			opts->child_setup(opts->userdata);
+		/* execvpe, not setenv: no allocation between fork and exec. */
+		execvpe(argv[0], (char **)argv, opts->envp ? opts->envp : environ);
 		_exit(127);
 	}
 	f = fopen(PIDFILE, "we");
@@ -175,23 +115,13 @@ pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
 		fprintf(f, "%d\n", (int)pid);
 		fclose(f);
 	}
-	deadline = now_ms() + 10000L * gb_slow();
-	for (;;) {
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		sd_bus_message *reply = NULL;
-		int has = 0, status;
+	deadline = gb_deadline_ms(10000);
+	while (!gb_name_has_owner(bus, GB_BUS_NAME)) {
+		int status;
 
-		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-				       "org.freedesktop.DBus", "NameHasOwner", &err, &reply, "s",
-				       GB_BUS_NAME) >= 0)
-			sd_bus_message_read(reply, "b", &has);
-		sd_bus_message_unref(reply);
-		sd_bus_error_free(&err);
-		if (has)
-			break;
 		ck_assert_msg(waitpid(pid, &status, WNOHANG) == 0, "broker exited at start (status %d)",
 			      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		ck_assert_msg(now_ms() < deadline, "broker did not appear on the bus");
+		ck_assert_msg(gb_now_ms() < deadline, "broker did not appear on the bus");
 		usleep(10000);
 	}
 	sd_bus_flush_close_unref(bus);
@@ -200,7 +130,7 @@ pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
 
 int gb_broker_wait_exit(pid_t pid, int timeout_ms)
 {
-	long deadline = now_ms() + timeout_ms;
+	long deadline = gb_now_ms() + timeout_ms;
 	int status;
 
 	for (;;) {
@@ -208,7 +138,7 @@ int gb_broker_wait_exit(pid_t pid, int timeout_ms)
 
 		if (r == pid)
 			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		if (r < 0 || now_ms() > deadline)
+		if (r < 0 || gb_now_ms() > deadline)
 			return -1;
 		usleep(10000);
 	}
@@ -226,171 +156,4 @@ int gb_broker_stop(pid_t pid)
 		waitpid(pid, NULL, 0);
 	}
 	return status;
-}
-
-bool gb_bus_wait_count(sd_bus *bus, const int *counter, int target, int timeout_ms)
-{
-	long deadline = now_ms() + (long)timeout_ms * gb_slow();
-
-	while (*counter < target) {
-		long left = deadline - now_ms();
-		int r = sd_bus_process(bus, NULL);
-
-		ck_assert_int_ge(r, 0);
-		if (r > 0)
-			continue;
-		if (left <= 0)
-			return false;
-		sd_bus_wait(bus, (uint64_t)left * 1000);
-	}
-	return true;
-}
-
-static int on_noc(sd_bus_message *m, void *userdata, sd_bus_error *e)
-{
-	(*(int *)userdata)++;
-	return 0;
-}
-
-void gb_wait_client_gone(sd_bus *bus, const char *unique_name)
-{
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	sd_bus_message *reply = NULL;
-	sd_bus_slot *slot = NULL;
-	char match[256];
-	int gone = 0, has = 1;
-
-	/* The bus daemon sends NameOwnerChanged to every subscriber, the broker included,
-	 * when it drops the connection. Once we have seen it, any call we make reaches
-	 * the broker after its own copy, and it handles messages in order: so the next
-	 * call's answer already reflects the release. */
-	snprintf(match, sizeof(match),
-		 "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='%s'",
-		 unique_name);
-	ck_assert_int_ge(sd_bus_add_match(bus, &slot, match, on_noc, &gone), 0);
-	if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-			       "org.freedesktop.DBus", "NameHasOwner", &err, &reply, "s",
-			       unique_name) >= 0)
-		sd_bus_message_read(reply, "b", &has);
-	sd_bus_message_unref(reply);
-	sd_bus_error_free(&err);
-	if (has)
-		ck_assert_msg(gb_bus_wait_count(bus, &gone, 1, 5000), "%s did not leave the bus",
-			      unique_name);
-	sd_bus_slot_unref(slot);
-	/* A round trip to the broker: it has processed its NameOwnerChanged by now. */
-	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer",
-					    "Ping", NULL, NULL, ""), 0);
-}
-
-static char *line_path(const char *chip, unsigned int off)
-{
-	char *p;
-
-	ck_assert_int_ge(asprintf(&p, GB_ROOT_PATH "/chip/%s/line%u", chip, off), 0);
-	return p;
-}
-
-char *gb_line_prop_str(sd_bus *bus, const char *chip, unsigned int off, const char *prop)
-{
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	char *path = line_path(chip, off), *v = NULL;
-	int r = sd_bus_get_property_string(bus, GB_BUS_NAME, path, GB_IFACE_LINE, prop, &err, &v);
-
-	ck_assert_msg(r >= 0, "get %s of %s: %s", prop, path, err.message);
-	free(path);
-	return v;
-}
-
-bool gb_line_prop_bool(sd_bus *bus, const char *chip, unsigned int off, const char *prop)
-{
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	sd_bus_message *reply = NULL;
-	char *path = line_path(chip, off);
-	int v = 0, r;
-
-	r = sd_bus_get_property(bus, GB_BUS_NAME, path, GB_IFACE_LINE, prop, &err, &reply, "b");
-	ck_assert_msg(r >= 0, "get %s of %s: %s", prop, path, err.message);
-	ck_assert_int_ge(sd_bus_message_read(reply, "b", &v), 0);
-	sd_bus_message_unref(reply);
-	free(path);
-	return v;
-}
-
-bool gb_wait_line_used(sd_bus *bus, const char *chip, unsigned int off, bool used, int timeout_ms)
-{
-	long deadline = now_ms() + (long)timeout_ms * gb_slow();
-	char *path = line_path(chip, off);
-	bool ok = false;
-
-	/* The line may not be an object yet (a chip just plugged in): keep asking. */
-	while (!ok && now_ms() <= deadline) {
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		int v = -1;
-
-		if (sd_bus_get_property_trivial(bus, GB_BUS_NAME, path, GB_IFACE_LINE, "Used", &err, 'b', &v) >= 0)
-			ok = (bool)v == used;
-		sd_bus_error_free(&err);
-		if (!ok)
-			usleep(10000);
-	}
-	free(path);
-	return ok;
-}
-
-int gb_request(sd_bus *bus, const char *label, const char *spec, const char *direction,
-	       int value, const char *edge, bool persistent, char **path, sd_bus_error *err)
-{
-	sd_bus_message *m = NULL, *reply = NULL;
-	const char *p;
-	int r;
-
-	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER,
-							"Request"), 0);
-	ck_assert_int_ge(sd_bus_message_append(m, "s", label), 0);
-	ck_assert_int_ge(sd_bus_message_open_container(m, 'a', "(sa{sv})"), 0);
-	ck_assert_int_ge(sd_bus_message_open_container(m, 'r', "sa{sv}"), 0);
-	ck_assert_int_ge(sd_bus_message_append(m, "s", spec), 0);
-	ck_assert_int_ge(sd_bus_message_open_container(m, 'a', "{sv}"), 0);
-	if (direction)
-		ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "direction", "s", direction), 0);
-	if (value >= 0)
-		ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "value", "b", value), 0);
-	if (edge)
-		ck_assert_int_ge(sd_bus_message_append(m, "{sv}", "edge", "s", edge), 0);
-	ck_assert_int_ge(sd_bus_message_close_container(m), 0);
-	ck_assert_int_ge(sd_bus_message_close_container(m), 0);
-	ck_assert_int_ge(sd_bus_message_close_container(m), 0);
-	if (persistent)
-		ck_assert_int_ge(sd_bus_message_append(m, "a{sv}", 1, "persistent", "b", 1), 0);
-	else
-		ck_assert_int_ge(sd_bus_message_append(m, "a{sv}", 0), 0);
-	r = sd_bus_call(bus, m, 0, err, &reply);
-	if (r >= 0) {
-		ck_assert_int_ge(sd_bus_message_read(reply, "o", &p), 0);
-		if (path)
-			*path = strdup(p);
-	}
-	sd_bus_message_unref(m);
-	sd_bus_message_unref(reply);
-	return r;
-}
-
-int gb_get_value(sd_bus *bus, const char *path, unsigned int idx, sd_bus_error *err)
-{
-	sd_bus_message *reply = NULL;
-	int r, v = 0;
-
-	r = sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "GetValues", err, &reply, "au", 1, idx);
-	if (r < 0)
-		return r;
-	ck_assert_int_ge(sd_bus_message_read(reply, "ab", 1, &v), 0);
-	sd_bus_message_unref(reply);
-	return v;
-}
-
-int gb_set_value(sd_bus *bus, const char *path, unsigned int idx, bool value, sd_bus_error *err)
-{
-	return sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "SetValues", err, NULL, "a(ub)", 1,
-				  idx, (int)value);
 }

@@ -4,48 +4,60 @@
  * @brief Test helper: a real gpiod-broker on the bench's real system bus.
  *
  * Tests start the daemon they built (under valgrind when GB_TEST_VALGRIND=1), talk
- * to it over the bus as real uids (a connection made with that effective uid, so
- * the bus daemon's SO_PEERCRED says so), and stop it, checking it exits cleanly.
+ * to it over the bus as real uids (bus-util.h, broker-calls.h), and stop it,
+ * checking it exits cleanly. This file is the process's side: start, stop, wait.
  */
 #ifndef GB_TEST_BROKERTEST_H
 #define GB_TEST_BROKERTEST_H
 
 #include <stdbool.h>
 #include <sys/types.h>
-#include <systemd/sd-bus.h>
-
-#include "org.gpiodbroker1.h"
-
-/* Test users made by the bench (tests/bench/guest-init). */
-#define UID_ALICE 60001
-#define UID_BOB   60002
-#define UID_CAROL 60003
 
 /**
- * Start the broker (extra argument may be NULL) and wait until it owns its name.
- * Its policy is GB_TEST_POLICY_OPEN: every user may do anything with the lines of
- * chips labelled "gb*" (what most tests need; policy tests use the next one).
+ * How to start the broker under test. Every field may be left zero: a zeroed
+ * struct (or a NULL pointer) is the broker with GB_TEST_POLICY_OPEN and no extra
+ * arguments, in the test's environment.
  */
-pid_t gb_broker_start(const char *extra_arg);
-/** The same with @p policy as the only policy file (written to GB_TEST_POLICY_DIR). */
-pid_t gb_broker_start_policy(const char *policy, const char *extra_arg);
+struct gb_broker_opts {
+	/**
+	 * The text of the only policy file (written to GB_TEST_POLICY_DIR before the
+	 * start); NULL: GB_TEST_POLICY_OPEN, every user may do anything with the
+	 * lines of chips labelled "gb*" (what most tests need).
+	 */
+	const char *policy;
+	/** Leave the policy file as it is (a test that made it unsafe on purpose). */
+	bool keep_policy;
+	/** Extra command-line arguments, NULL-terminated (see GB_ARGS); NULL: none. */
+	const char *const *args;
+	/** Runs in the child between fork and exec: async-signal-safe code only. */
+	void (*child_setup)(void *userdata);
+	void *userdata;
+	/** The child's environment; NULL: the test's. */
+	char **envp;
+};
+
+/** A NULL-terminated argument list for gb_broker_opts.args: GB_ARGS("--a", "--b"). */
+#define GB_ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
 /**
- * The general form: up to 8 @p extra_args (NULL-terminated, may be NULL);
- * @p child_setup runs in the child between fork and exec (async-signal-safe code
- * only); @p envp NULL: the test's environment.
+ * Start the broker as @p opts says (NULL: the defaults) and wait until it owns
+ * its name; aborts the test if it exits or does not appear. A broker left over by
+ * a test that failed mid-way is killed first. Returns its pid, for gb_broker_stop().
  */
-pid_t gb_broker_spawn(const char *policy, const char *const *extra_args,
-		      void (*child_setup)(void *userdata), void *userdata, char **envp);
-/** The same with two extra arguments (either may be NULL). */
-pid_t gb_broker_start_policy2(const char *policy, const char *extra_arg, const char *extra_arg2);
-/** Replace the policy file (then SIGHUP or ReloadPolicy). */
+pid_t gb_broker_spawn(const struct gb_broker_opts *opts);
+/** Replace the policy file (then SIGHUP or ReloadPolicy). Done by gb_broker_spawn() too. */
 void gb_policy_write(const char *policy);
 
 #define GB_TEST_POLICY_DIR "/run/gb-test-policy"
-#define GB_TEST_POLICY_OPEN \
+/**
+ * A policy under which every user may do anything (any direction, edges, bias,
+ * drive, persistent requests) with lines @p offsets of the chips whose label
+ * matches @p chip: both string literals.
+ */
+#define GB_TEST_POLICY_ALL(chip, offsets) \
 	"[group bench]\n" \
-	"chip = gb*\n" \
-	"offsets = 0-63\n" \
+	"chip = " chip "\n" \
+	"offsets = " offsets "\n" \
 	"users = *\n" \
 	"directions = input, output\n" \
 	"direction-may-change = yes\n" \
@@ -53,43 +65,18 @@ void gb_policy_write(const char *policy);
 	"bias = as-is, disabled, pull-up, pull-down\n" \
 	"drive = push-pull, open-drain, open-source\n" \
 	"persistent = yes\n"
+/** What most tests need: all of it for the lines of chips labelled "gb*". */
+#define GB_TEST_POLICY_OPEN GB_TEST_POLICY_ALL("gb*", "0-63")
 /** SIGTERM, wait; returns the exit status (0 = clean; 97 = valgrind found errors). */
 int gb_broker_stop(pid_t pid);
 /** Wait until the broker process exits on its own; its exit status or -1. */
 int gb_broker_wait_exit(pid_t pid, int timeout_ms);
 
-/** A system bus connection made as @p uid (0: root). Aborts the test on failure. */
-sd_bus *gb_connect(uid_t uid);
-
 /**
- * Manager.Request() for one line. @p direction NULL: as-is; @p value < 0: none;
- * @p edge NULL: none. Returns the call's result; on success *path is the request.
+ * Path of the broker binary under test. GB_TEST_VALGRIND=1 runs it under valgrind
+ * (exit status 97 on errors), GB_TEST_CALLGRIND=FILE under callgrind, writing its
+ * profile to FILE (see timing.h for the slower timeouts).
  */
-int gb_request(sd_bus *bus, const char *label, const char *spec, const char *direction,
-	       int value, const char *edge, bool persistent, char **path, sd_bus_error *err);
-/** Request.GetValues([idx]): 0/1, or the negative call error. */
-int gb_get_value(sd_bus *bus, const char *path, unsigned int idx, sd_bus_error *err);
-/** Request.SetValues([(idx, value)]). */
-int gb_set_value(sd_bus *bus, const char *path, unsigned int idx, bool value, sd_bus_error *err);
-
-/** Process @p bus until *counter >= target or @p timeout_ms passes; true if reached. */
-bool gb_bus_wait_count(sd_bus *bus, const int *counter, int target, int timeout_ms);
-
-/** Wait until the broker has seen @p unique_name leave the bus (see the .c for why). */
-void gb_wait_client_gone(sd_bus *bus, const char *unique_name);
-
-/** Read a line property of the broker's line object as string / bool. */
-char *gb_line_prop_str(sd_bus *bus, const char *chip, unsigned int off, const char *prop);
-bool gb_line_prop_bool(sd_bus *bus, const char *chip, unsigned int off, const char *prop);
-
-/** Poll (every 10 ms, up to @p timeout_ms) until the line's Used property is @p used. */
-bool gb_wait_line_used(sd_bus *bus, const char *chip, unsigned int off, bool used, int timeout_ms);
-
-/** Path of the broker binary under test. */
 const char *gb_broker_bin(void);
-
-/** Multiplier for timeouts (valgrind is ~20x slower). GB_TEST_CALLGRIND=FILE runs the
- * broker under callgrind instead, writing its profile to FILE. */
-int gb_slow(void);
 
 #endif

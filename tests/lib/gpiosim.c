@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "gpiosim.h"
 
+#include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gpiod.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,4 +214,24 @@ int gb_sim_get_value(struct gb_sim_chip *c, unsigned int offset)
 	if (r < 0)
 		return r;
 	return v[0] == '1';
+}
+
+bool gb_sim_line_used(const struct gb_sim_chip *chip, unsigned int offset, bool *output, char *consumer,
+		      size_t size)
+{
+	struct gpiod_chip *c = gpiod_chip_open(chip->path);
+	struct gpiod_line_info *li;
+	bool used;
+
+	ck_assert_msg(c != NULL, "cannot open %s: %m", chip->path);
+	li = gpiod_chip_get_line_info(c, offset);
+	ck_assert_msg(li != NULL, "no line %u on %s: %m", offset, chip->path);
+	used = gpiod_line_info_is_used(li);
+	if (output)
+		*output = gpiod_line_info_get_direction(li) == GPIOD_LINE_DIRECTION_OUTPUT;
+	if (consumer)
+		snprintf(consumer, size, "%s", gpiod_line_info_get_consumer(li) ? gpiod_line_info_get_consumer(li) : "");
+	gpiod_line_info_free(li);
+	gpiod_chip_close(c);
+	return used;
 }

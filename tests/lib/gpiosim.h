@@ -11,6 +11,7 @@
 #define GB_TEST_GPIOSIM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct gb_sim_chip;
 
@@ -47,5 +48,15 @@ int gb_sim_set_pull(struct gb_sim_chip *chip, unsigned int offset, bool up);
 
 /** The level of a line as the simulator sees it (an output's driven value): 0, 1 or -errno. */
 int gb_sim_get_value(struct gb_sim_chip *chip, unsigned int offset);
+
+/**
+ * The kernel's view of a line through the chip's character device (libgpiod),
+ * independent of the broker: is it requested? If @p output is not NULL, *output
+ * says whether its direction is output; if @p consumer is not NULL, the consumer
+ * name ("" for none) is copied there (@p size bytes at most). Aborts the test if
+ * the chip cannot be read.
+ */
+bool gb_sim_line_used(const struct gb_sim_chip *chip, unsigned int offset, bool *output, char *consumer,
+		      size_t size);
 
 #endif

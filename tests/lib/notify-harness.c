@@ -19,6 +19,9 @@
 #include <unistd.h>
 
 #include "brokertest.h"
+#include "bus-util.h"
+#include "org.gpiodbroker1.h"
+#include "timing.h"
 
 #define SOCK_PATH "/run/gb-test-notify.sock"
 #define MAX_FDS 256
@@ -48,14 +51,6 @@ struct gb_harness {
 	int child_log;
 	char listen_pid[32];
 };
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 /* systemd keeps one copy of an fd sent twice (same open file: kcmp). */
 static bool same_file(int a, int b)
@@ -234,9 +229,9 @@ static void child_setup(void *userdata)
 	h->listen_pid[k] = 0;
 }
 
-pid_t gb_harness_start(struct gb_harness *h, const char *policy, const char *const *extra_args,
-		       bool with_socket)
+pid_t gb_harness_start(struct gb_harness *h, const struct gb_broker_opts *opts, bool with_socket)
 {
+	struct gb_broker_opts o = opts ? *opts : (struct gb_broker_opts){ 0 };
 	char **envp;
 	char *names = NULL, *listen_fds = NULL;
 	size_t n_env = 0, len = 0;
@@ -244,6 +239,7 @@ pid_t gb_harness_start(struct gb_harness *h, const char *policy, const char *con
 	pid_t pid;
 	int e = 0;
 
+	ck_assert_msg(!o.child_setup && !o.userdata && !o.envp, "the harness sets up the broker's child itself");
 	for (char **p = environ; *p; p++)
 		n_env++;
 	envp = calloc(n_env + 6, sizeof(char *));
@@ -280,7 +276,10 @@ pid_t gb_harness_start(struct gb_harness *h, const char *policy, const char *con
 	h->child_log = h->log_path ? open(h->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
 	/* The pid is known only after fork; messages before it is set are not lost,
 	 * they wait in the socket until the lock is free. */
-	pid = gb_broker_spawn(policy, extra_args, child_setup, h, envp);
+	o.child_setup = child_setup;
+	o.userdata = h;
+	o.envp = envp;
+	pid = gb_broker_spawn(&o);
 	h->main_pid = pid;
 	pthread_mutex_unlock(&h->lock);
 	if (h->child_log >= 0)
@@ -292,7 +291,7 @@ pid_t gb_harness_start(struct gb_harness *h, const char *policy, const char *con
 
 	if (!with_socket)
 		return pid;
-	deadline = now_ms() + 10000L * gb_slow();
+	deadline = gb_deadline_ms(10000);
 	for (;;) {
 		bool ready;
 
@@ -301,7 +300,7 @@ pid_t gb_harness_start(struct gb_harness *h, const char *policy, const char *con
 		pthread_mutex_unlock(&h->lock);
 		if (ready)
 			break;
-		ck_assert_msg(now_ms() < deadline, "broker did not send READY=1");
+		ck_assert_msg(gb_now_ms() < deadline, "broker did not send READY=1");
 		usleep(5000);
 	}
 	return pid;
@@ -319,10 +318,10 @@ int gb_harness_n_fds(struct gb_harness *h)
 
 bool gb_harness_wait_n_fds(struct gb_harness *h, int n, int timeout_ms)
 {
-	long deadline = now_ms() + (long)timeout_ms * gb_slow();
+	long deadline = gb_deadline_ms(timeout_ms);
 
 	while (gb_harness_n_fds(h) != n) {
-		if (now_ms() > deadline)
+		if (gb_now_ms() > deadline)
 			return false;
 		usleep(5000);
 	}
@@ -342,7 +341,7 @@ bool gb_harness_has_fd(struct gb_harness *h, const char *name)
 
 bool gb_harness_wait_removed(struct gb_harness *h, const char *name, int timeout_ms)
 {
-	long deadline = now_ms() + (long)timeout_ms * gb_slow();
+	long deadline = gb_deadline_ms(timeout_ms);
 
 	for (;;) {
 		bool found = false;
@@ -353,7 +352,7 @@ bool gb_harness_wait_removed(struct gb_harness *h, const char *name, int timeout
 		pthread_mutex_unlock(&h->lock);
 		if (found)
 			return true;
-		if (now_ms() > deadline)
+		if (gb_now_ms() > deadline)
 			return false;
 		usleep(5000);
 	}
@@ -371,27 +370,11 @@ void gb_harness_flush(struct gb_harness *h)
 void gb_broker_kill(pid_t pid)
 {
 	sd_bus *bus = gb_connect(0);
-	long deadline = now_ms() + 10000L * gb_slow();
 
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 	unlink("/run/gb-test-broker.pid");
 	/* The next broker must be able to take the name. */
-	for (;;) {
-		sd_bus_error err = SD_BUS_ERROR_NULL;
-		sd_bus_message *reply = NULL;
-		int has = 1;
-
-		if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-				       "org.freedesktop.DBus", "NameHasOwner", &err, &reply, "s",
-				       GB_BUS_NAME) >= 0)
-			sd_bus_message_read(reply, "b", &has);
-		sd_bus_message_unref(reply);
-		sd_bus_error_free(&err);
-		if (!has)
-			break;
-		ck_assert_msg(now_ms() < deadline, "the killed broker's name did not go away");
-		usleep(5000);
-	}
+	ck_assert_msg(gb_wait_name(bus, GB_BUS_NAME, false, 10000), "the killed broker's name did not go away");
 	sd_bus_flush_close_unref(bus);
 }

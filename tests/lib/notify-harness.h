@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "brokertest.h"
+
 struct gb_harness;
 
 /** A socket under /run and a thread that receives on it. Aborts the test on failure. */
@@ -24,12 +26,13 @@ struct gb_harness *gb_harness_new(void);
 void gb_harness_free(struct gb_harness *h);
 
 /**
- * Start the broker with NOTIFY_SOCKET set and the stored fds passed in (if any),
- * and wait for READY=1. @p extra_args as gb_broker_spawn(). @p with_socket false:
- * start it as by hand (no NOTIFY_SOCKET, no fds), still waiting for the name.
+ * Start the broker through gb_broker_spawn() with NOTIFY_SOCKET set and the
+ * stored fds passed in (if any), and wait for READY=1. @p opts as there, but the
+ * harness owns the child's setup and environment: child_setup, userdata and envp
+ * must be left zero. @p with_socket false: start it as by hand (no NOTIFY_SOCKET,
+ * no fds), still waiting for the name.
  */
-pid_t gb_harness_start(struct gb_harness *h, const char *policy, const char *const *extra_args,
-		       bool with_socket);
+pid_t gb_harness_start(struct gb_harness *h, const struct gb_broker_opts *opts, bool with_socket);
 /** Send the broker's stderr to @p path (appended) from the next start on; NULL: don't. */
 void gb_harness_set_log(struct gb_harness *h, const char *path);
 

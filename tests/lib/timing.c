@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "timing.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+long gb_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+long long gb_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int gb_slow(void)
+{
+	return getenv("GB_TEST_VALGRIND") || getenv("GB_TEST_CALLGRIND") ? 20 : 1;
+}
+
+long gb_deadline_ms(long timeout_ms)
+{
+	return gb_now_ms() + timeout_ms * gb_slow();
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void gb_sort_samples(long long *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_ll);
+}
+
+long long gb_percentile(const long long *sorted, int n, int pct)
+{
+	int i = (int)((long long)n * pct / 100);
+
+	return sorted[i < n ? i : n - 1];
+}
