@@ -442,6 +442,50 @@ START_TEST(test_chip_gone_while_down)
 }
 END_TEST
 
+/* A request on two chips of which one fd did not survive: it cannot come back
+ * whole, so it does not come back; the surviving part goes to its safe state. */
+START_TEST(test_part_of_request_lost)
+{
+	static const char *const names2[2] = { "pump", NULL };
+	static const char *const specs[2] = { "relay", "pump" };
+	struct gb_sim_chip *sim2 = gb_sim_chip_new("gbrst2", 2, names2);
+	sd_bus *alice = gb_connect(UID_ALICE), *root;
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char *path = NULL;
+	bool out;
+
+	ck_assert_ptr_nonnull(sim2);
+	/* The broker sees the new chip before the request names its line. */
+	for (int i = 0; i < 500 * gb_slow(); i++) {
+		sd_bus_error_free(&err);
+		if (gb_request_lines(alice, "two-chips", specs, 2, "output", 1, NULL, true, &path,
+				     &err) >= 0)
+			break;
+		usleep(10000);
+	}
+	ck_assert_msg(path, "%s", err.message);
+	ck_assert(gb_harness_wait_n_fds(h, 2, 5000));
+	gb_broker_kill(broker);
+	ck_assert(gb_harness_drop(h, "gbreq-1-1"));
+	gb_harness_set_log(h, LOG_FILE);
+	broker = gb_harness_start(h, &opts, true);
+	root = gb_connect(0);
+
+	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
+	ck_assert_int_eq(gb_harness_n_fds(h), 0);
+	ck_assert(!request_exists(root, path));
+	ck_assert_msg(log_has("only part of it survived the restart"),
+		      "no log line saying the request lost a part");
+	ck_assert(!kernel_line(0, &out));
+	ck_assert_msg(!out, "released without its safe state (still an output)");
+	free(path);
+	sd_bus_error_free(&err);
+	sd_bus_flush_close_unref(alice);
+	sd_bus_flush_close_unref(root);
+	gb_sim_chip_free(sim2);
+}
+END_TEST
+
 START_TEST(test_events_after_restart)
 {
 	sd_bus *alice = gb_connect(UID_ALICE);
@@ -470,7 +514,8 @@ END_TEST
 
 /* Built twice (Makefile.am): each bench run has 15 minutes, and under valgrind a
  * broker start in the bench can take most of a minute; this file has 18 of them:
- * tests/bench/test-restart runs the first set, test-restart-release the second. */
+ * tests/bench/test-restart runs the first set, test-restart-release the second,
+ * test-restart-changed the third. */
 #ifndef GB_RESTART_PART
 #define GB_RESTART_PART 1
 #endif
@@ -625,14 +670,18 @@ int main(int argc, char **argv)
 	const TTest *const adopt[] = { test_output_survives_kill, test_persistent_comes_back,
 				       test_events_after_restart, test_restart_job_keeps_outputs, NULL };
 	const TTest *const release[] = { test_owner_died_while_down, test_no_store_releases_to_safe,
-					 test_corrupt_state, test_stop_job_releases,
-					 test_denied_after_restart, test_chip_gone_while_down, NULL };
+					 test_corrupt_state, test_stop_job_releases, NULL };
+	/* What changed while the broker was down. */
+	const TTest *const changed[] = { test_denied_after_restart, test_chip_gone_while_down,
+					 test_part_of_request_lost, NULL };
 	Suite *s = suite_create("restart");
 	TCase *tc;
 
 	gb_bench_enter(argc, argv);
-	tc = gb_tcase_new(s, GB_RESTART_PART == 1 ? "adopt" : "release", setup, teardown, 60 * gb_slow());
-	for (const TTest *const *t = GB_RESTART_PART == 1 ? adopt : release; *t; t++)
+	tc = gb_tcase_new(s, GB_RESTART_PART == 1 ? "adopt" : GB_RESTART_PART == 2 ? "release" : "changed",
+			  setup, teardown, 60 * gb_slow());
+	for (const TTest *const *t = GB_RESTART_PART == 1 ? adopt : GB_RESTART_PART == 2 ? release : changed;
+	     *t; t++)
 		tcase_add_test(tc, *t);
 	return gb_run_suite(s);
 }

@@ -367,6 +367,21 @@ void gb_harness_flush(struct gb_harness *h)
 	pthread_mutex_unlock(&h->lock);
 }
 
+bool gb_harness_drop(struct gb_harness *h, const char *name)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&h->lock);
+	for (int i = 0; i < h->n_fds && !found; i++)
+		if (strcmp(h->fds[i].name, name) == 0) {
+			close(h->fds[i].fd);
+			h->fds[i] = h->fds[--h->n_fds];
+			found = true;
+		}
+	pthread_mutex_unlock(&h->lock);
+	return found;
+}
+
 void gb_broker_kill(pid_t pid)
 {
 	sd_bus *bus = gb_connect(0);

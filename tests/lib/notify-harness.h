@@ -46,6 +46,8 @@ bool gb_harness_has_fd(struct gb_harness *h, const char *name);
 bool gb_harness_wait_removed(struct gb_harness *h, const char *name, int timeout_ms);
 /** Drop every stored fd, as systemd does when the unit stops for good. */
 void gb_harness_flush(struct gb_harness *h);
+/** Lose one stored fd (closed, forgotten), as if the store had dropped it. */
+bool gb_harness_drop(struct gb_harness *h, const char *name);
 
 /** SIGKILL the broker, reap it, and wait until its bus name is gone. */
 void gb_broker_kill(pid_t pid);
