@@ -8,6 +8,8 @@
 # libgpiobroker (the client library), gpiobrokerctl (the CLI), plus the usual -dev
 # (header, .pc, D-Bus interface description) and -doc. An application image that
 # talks to a broker elsewhere needs only libgpiobroker: PACKAGECONFIG:remove = "daemon".
+# PACKAGECONFIG:append = " python" adds ${PYTHON_PN}-gpiobroker, the Python module and
+# its gpiozero pin factory (GPIOZERO_PIN_FACTORY=gpiobroker).
 SUMMARY = "GPIO line broker on the system D-Bus (libgpiod v2)"
 HOMEPAGE = "https://github.com/gpiod-broker/gpiod-broker"
 SECTION = "console/utils"
@@ -31,7 +33,8 @@ GPIOD_BROKER_VERSION = "0.1.0"
 PV = "${GPIOD_BROKER_VERSION}+git"
 S = "${WORKDIR}/git"
 
-inherit autotools pkgconfig systemd useradd features_check
+inherit autotools pkgconfig systemd useradd features_check \
+    ${@bb.utils.contains('PACKAGECONFIG', 'python', 'python3native python3targetconfig', '', d)}
 
 REQUIRED_DISTRO_FEATURES = "systemd"
 DEPENDS = "systemd"
@@ -41,6 +44,7 @@ PACKAGECONFIG ??= "daemon"
 # never on the target; enable them only to build them.
 PACKAGECONFIG[daemon] = "--enable-daemon,--disable-daemon,libgpiod"
 PACKAGECONFIG[tests] = "--enable-tests,--disable-tests,check"
+PACKAGECONFIG[python] = "--enable-bindings-python --with-python-moduledir=${PYTHON_SITEPACKAGES_DIR},--disable-bindings-python,python3"
 
 EXTRA_OECONF = " \
     --disable-fuzzing \
@@ -50,7 +54,9 @@ EXTRA_OECONF = " \
     --with-dbussystemservicedir=${datadir}/dbus-1/system-services \
 "
 
-PACKAGES =+ "libgpiobroker gpiobrokerctl"
+PACKAGES =+ "libgpiobroker gpiobrokerctl ${PYTHON_PN}-gpiobroker"
+FILES:${PYTHON_PN}-gpiobroker = "${PYTHON_SITEPACKAGES_DIR}/gpiobroker ${PYTHON_SITEPACKAGES_DIR}/gpiobroker-*.egg-info"
+RDEPENDS:${PYTHON_PN}-gpiobroker = "libgpiobroker python3-core"
 FILES:libgpiobroker = "${libdir}/libgpiobroker.so.*"
 FILES:gpiobrokerctl = "${bindir}/gpiobrokerctl"
 FILES:${PN} = " \

@@ -42,4 +42,13 @@ else
 GPIOD_BROKER_CONF_OPTS += --disable-daemon
 endif
 
+ifeq ($(BR2_PACKAGE_GPIOD_BROKER_PYTHON),y)
+GPIOD_BROKER_CONF_OPTS += --enable-bindings-python \
+	--with-python-moduledir=/usr/lib/python$(PYTHON3_VERSION_MAJOR)/site-packages
+GPIOD_BROKER_CONF_ENV += PYTHON=$(HOST_DIR)/bin/python3
+GPIOD_BROKER_DEPENDENCIES += python3 host-python3
+else
+GPIOD_BROKER_CONF_OPTS += --disable-bindings-python
+endif
+
 $(eval $(autotools-package))
