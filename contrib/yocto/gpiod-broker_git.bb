@@ -58,7 +58,7 @@ PACKAGES =+ "libgpiobroker gpiobrokerctl ${PYTHON_PN}-gpiobroker"
 FILES:${PYTHON_PN}-gpiobroker = "${PYTHON_SITEPACKAGES_DIR}/gpiobroker ${PYTHON_SITEPACKAGES_DIR}/gpiobroker-*.egg-info"
 RDEPENDS:${PYTHON_PN}-gpiobroker = "libgpiobroker python3-core"
 FILES:libgpiobroker = "${libdir}/libgpiobroker.so.*"
-FILES:gpiobrokerctl = "${bindir}/gpiobrokerctl"
+FILES:gpiobrokerctl = "${bindir}/gpiobrokerctl ${datadir}/bash-completion/completions/gpiobrokerctl"
 FILES:${PN} = " \
     ${sbindir}/gpiod-broker \
     ${sysconfdir}/gpiod-broker \

@@ -41,7 +41,7 @@ echo "  ..."
 ctl="$build/client/gpiobrokerctl"
 say "Lines are found by alias or name; no numbers in applications"
 run "$ctl" find porch-light
-run "$ctl" info demo
+run "$ctl" info -c demo
 
 say "gb-bob may not have it: the policy says which rule is missing"
 AS=gb-bob run "$ctl" set porch-light=1

@@ -1,7 +1,8 @@
 #!/bin/sh
 # gpiobrokerctl on the bench: output and exit codes of every command, as real uids,
 # against the real broker (persistent requests across processes, busy, denied,
-# not found, monitor text and JSON, wait). TAP output.
+# not found, monitor text and JSON, wait), and the libgpiod v2 tools' option letters,
+# outputs and error forms it speaks. TAP output.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 [ -n "${GB_BENCH:-}" ] || exec "$here/../bench/run" --chip gbcli:6:0=lamp,1=switch,2=fan,3=door -- "$here/$(basename "$0")" "$@"
@@ -24,8 +25,16 @@ directions = input, output
 direction-may-change = yes
 edges = none, rising, falling, both
 bias = as-is, disabled, pull-up, pull-down
+drive = push-pull, open-drain
 persistent = yes
 watch-users = gb-bob
+
+[line porch-light]
+chip = gbcli
+offset = 4
+users = gb-alice
+directions = input, output
+persistent = no
 POLICY
 
 # wait: no broker yet -> timeout code 6; then the broker appears -> 0.
@@ -33,6 +42,13 @@ run gb-alice wait --timeout 0.3
 check "wait times out with code 6 while no broker" 6 "$rc"
 run gb-alice detect
 check "detect without a broker: code 7" 7 "$rc"
+check "... one wording" "gpiobrokerctl: gpiod-broker is not running (start it, or wait for it: gpiobrokerctl wait)" "$out"
+run gb-alice get switch
+check "get without a broker: code 7" 7 "$rc"
+check "... the same wording as detect" "gpiobrokerctl: gpiod-broker is not running (start it, or wait for it: gpiobrokerctl wait)" "$out"
+run gb-alice status
+check "status without a broker: code 7" 7 "$rc"
+check "... says so" "gpiod-broker: not running" "$out"
 "$broker" --log-level=warning --policy-dir=/run/gb-cli-policy &
 bpid=$!
 run gb-alice wait --timeout 10
@@ -45,33 +61,76 @@ check "find prints chip and offset" "$chip 1" "$out"
 run gb-alice find nothing-here
 check "find: not found is code 3" 3 "$rc"
 contains "find: the broker's message" "NotFound" "$out"
+run gb-alice find swich
+check "find: a misspelt line name is code 3" 3 "$rc"
+contains "... did you mean, from the broker's line names" "did you mean 'switch'?" "$out"
+run gb-alice get porch-lite
+contains "get: did you mean, from the policy's aliases" "did you mean 'porch-light'?" "$out"
+run gb-alice find --json switch
+check "find --json" "{\"chip\":\"$chip\",\"offset\":1,\"path\":\"/org/gpiodbroker1/chip/$chip/line1\"}" "$out"
+run gb-alice detect --json
+check "detect --json" "[{\"name\":\"$chip\",\"label\":\"gbcli\",\"num_lines\":6,\"path\":\"/org/gpiodbroker1/chip/$chip\"}]" "$out"
 
-run gb-alice request --persistent --label lamp-ctl lamp=1
-check "persistent request prints its path" "/org/gpiodbroker1/request/1" "$out"
+run gb-alice request -p lamp=1
+check "request: -p is the debounce period (libgpiod), not --persistent: refused" 2 "$rc"
+contains "... naming the bad period" "bad debounce period 'lamp=1'" "$out"
+run gb-alice request --persistent -C lamp-ctl lamp=1
+check "persistent request prints its short id" "1" "$out"
 check "... code 0" 0 "$rc"
 check "the simulator sees the output high" 1 "$(sim_value gbcli 0)"
 run gb-carol info lamp
-contains "info shows the consumer" 'consumer="lamp-ctl"' "$out"
-contains "info shows the request and label" 'request=/org/gpiodbroker1/request/1 label="lamp-ctl"' "$out"
-contains "info has the chip header" "$chip - 6 lines [gbcli]:" "$out"
-run gb-carol info gbcli
-check "info CHIP lists all its lines" 7 "$(printf '%s\n' "$out" | wc -l)"
+contains "info -C: the consumer" 'consumer="lamp-ctl"' "$out"
+contains "info shows the request by id" 'request=1' "$out"
+check "info LINE: gpioinfo's one-row form" "$(printf '%s 0\t"lamp"          \toutput consumer="lamp-ctl" request=1' "$chip")" "$out"
+run gb-carol info --unquoted lamp
+check "info --unquoted" "$(printf '%s 0\tlamp            \toutput consumer=lamp-ctl request=1' "$chip")" "$out"
+run gb-carol info
+contains "info has gpioinfo's chip header" "$chip - 6 lines:" "$out"
+contains "info: gpioinfo's padded rows" "$(printf '\tline   1:\t"switch"        \tinput')" "$out"
+contains "info: unnamed lines, alias after the attributes" "$(printf '\tline   4:\tunnamed         \tinput alias="porch-light"')" "$out"
+run gb-carol info -c gbcli
+check "info -c CHIP (label) lists all its lines" 7 "$(printf '%s\n' "$out" | wc -l)"
+run gb-carol info -c "$chip" 3
+check "info -c CHIP OFFSET: that line only, code 0" "0 $(printf '%s 3\t"door"          \tinput' "$chip")" "$rc $out"
+run gb-carol info -c "${chip#gpiochip}" 3
+check "info -c NUMBER OFFSET" "$(printf '%s 3\t"door"          \tinput' "$chip")" "$out"
+run gb-carol info -c "/dev/$chip" door
+check "info -c /dev/PATH NAME" "$(printf '%s 3\t"door"          \tinput' "$chip")" "$out"
+run gb-carol info -c "$chip" 9
+check "info -c CHIP with no such offset: code 3" 3 "$rc"
+run gb-carol info -c gbclu 3
+check "info -c: unknown chip, code 3" 3 "$rc"
+contains "... did you mean" "did you mean 'gbcli'?" "$out"
+run gb-carol info --json lamp
+if printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[0]["consumer"]=="lamp-ctl" and d[0]["request"]=="1" and d[0]["offset"]==0' 2>/dev/null; then
+	ok "info --json"; else not_ok "info --json" "$out"; fi
 run gb-carol info lamp
+check "info without --verbose: no access rows" 1 "$(printf '%s\n' "$out" | wc -l)"
+run gb-carol info --verbose lamp
 contains "info LINE: the policy's answer for a user it leaves out" \
 	"access: denied: uid 60003 is not among the users or groups of [group bench] (/run/gb-cli-policy/10-cli.conf:1)" "$out"
-run gb-alice info fan
+run gb-alice info --verbose fan
 contains "info LINE: the covering entry and what it allows" \
 	"access: allowed by [group bench] (/run/gb-cli-policy/10-cli.conf:1): directions=input,output edges=none,rising,falling,both persistent=yes" "$out"
-run gb-alice info "$chip:5"
+run gb-alice info --verbose "$chip:5"
 contains "info LINE: no entry covers it" "access: denied: " "$out"
 
 run gb-alice set lamp=0
-check "set on own persistent request: no new request" "" "$out"
+check "set on own persistent request: says which request, as every time" "1" "$out"
 check "... the output follows" 0 "$(sim_value gbcli 0)"
 run gb-alice get lamp
-check "get through own persistent request" 0 "$out"
-run gb-alice get /org/gpiodbroker1/request/1
+check "get through own persistent request: gpioget's output" '"lamp"=inactive' "$out"
+run gb-alice get --numeric lamp
+check "get --numeric" 0 "$out"
+run gb-alice get --numeric /org/gpiodbroker1/request/1
 check "get by request path" 0 "$out"
+run gb-alice get 1
+check "get by request id, the line's name shown" '"lamp"=inactive' "$out"
+run gb-alice get -l --numeric lamp
+check "get -l on a line held active-high: the active-low sense" 1 "$out"
+run gb-alice get -b pull-up lamp
+check "get with settings on a held line: refused" 2 "$rc"
+contains "... naming reconfigure" "gpiobrokerctl reconfigure" "$out"
 
 run gb-bob set lamp=1
 check "another user's line: busy, code 4" 4 "$rc"
@@ -80,8 +139,13 @@ check "... and the output did not change" 0 "$(sim_value gbcli 0)"
 run gb-bob get /org/gpiodbroker1/request/1
 check "another user's persistent request: denied, code 5" 5 "$rc"
 contains "... with the broker's error" "PermissionDenied" "$out"
-run gb-bob release /org/gpiodbroker1/request/1
-check "release of another user's request: denied, code 5" 5 "$rc"
+run gb-bob release 1
+check "release of another user's request (by id): denied, code 5" 5 "$rc"
+run gb-alice release 99
+check "release of no such request: code 3" 3 "$rc"
+check "... in plain words, no D-Bus jargon" "gpiobrokerctl: release: no request 99 (gpiobrokerctl requests lists them)" "$out"
+run gb-alice get /org/gpiodbroker1/request/99
+check "get of no such request path: the same words" "3 gpiobrokerctl: get: no request 99 (gpiobrokerctl requests lists them)" "$rc $out"
 run gb-carol request door
 check "policy denies carol: code 5" 5 "$rc"
 run gb-alice request --persistent gbcli:5
@@ -90,18 +154,49 @@ run gb-alice get gbcli:42
 check "no such offset: code 3" 3 "$rc"
 
 run gb-alice requests
-check "requests lists it" "$(printf '/org/gpiodbroker1/request/1\tlamp-ctl\tpersistent\tuid=60001\towner=-')" "$out"
+check "requests lists it by id" "$(printf '1\tlamp-ctl\tpersistent\tuid=60001\towner=-')" "$out"
+run gb-alice requests --json
+check "requests --json" '[{"request":"1","path":"/org/gpiodbroker1/request/1","label":"lamp-ctl","persistent":true,"owner_uid":60001,"owner":null}]' "$out"
 
 # set on a free line: a new persistent request, printed; the value stays.
+run gb-alice set -l fan=0
+check "set -l is active-low (libgpiod), not a label: code 0" 0 "$rc"
+check "... set -l fan=0 drives the line high" 1 "$(sim_value gbcli 2)"
+check "... and prints the persistent request's id" "2" "$out"
+run gb-alice release 2
+check "release by id" 0 "$rc"
 run gb-alice set fan=1
-check "set on a free line makes a persistent request" "/org/gpiodbroker1/request/2" "$out"
+check "set on a free line makes a persistent request" "3" "$out"
 check "... the output is high after the command exited" 1 "$(sim_value gbcli 2)"
 run gb-alice set fan=0
-check "a second set reuses it" "" "$out"
+check "a second set reuses it and prints the same" "3" "$out"
 check "... the output is low" 0 "$(sim_value gbcli 2)"
+run gb-alice set -l fan=1
+check "set -l on a line it holds: applied (a reconfigure)" "0 3" "$rc $out"
+check "... active-low 1 is physical 0" 0 "$(sim_value gbcli 2)"
+# On a terminal (or with --verbose: the UML bench's kernel has no ptys), set says
+# what holds the line and how to free it.
+run gb-alice set --verbose fan=0
+check "set --verbose (a terminal's output): what holds it and how to free it" "fan=0, held by request 3 (persistent): gpiobrokerctl release 3" "$out"
+# All or nothing: fan is ours, door is bob's; nothing may be driven.
+run gb-alice set fan=1
+as gb-bob "$ctl" request --persistent door=0 >/dev/null 2>&1
+run gb-alice set fan=0 door=1
+check "multi-line set with one line busy: code 4" 4 "$rc"
+check "... the line it holds was not driven" 0 "$(sim_value gbcli 2)"
+as gb-bob "$ctl" release door >/dev/null 2>&1
+run gb-alice set fan=0 switch=1
+check "multi-line set, one held and one new: code 0" 0 "$rc"
+check "... both driven (fan is active-low now)" "1 1" "$(sim_value gbcli 2) $(sim_value gbcli 1)"
+run gb-alice set -d open-drain switch=0
+run gb-carol info switch
+contains "set -d on a held line: applied" "drive=open-drain" "$out"
+run gb-alice release switch
+run gb-alice set porch-light=1
+check "set on a persistent = no line: denied, code 5" 5 "$rc"
+contains "... pointing to request" "hold it with: gpiobrokerctl request porch-light=VALUE" "$out"
 run gb-alice reconfigure --active-low fan
 check "reconfigure a held line" 0 "$rc"
-check "... active-low: logical 0 is physical 1" 1 "$(sim_value gbcli 2)"
 run gb-alice release fan
 check "release by line" 0 "$rc"
 run gb-alice release lamp
@@ -113,8 +208,39 @@ check "release of a line not held: code 3" 3 "$rc"
 
 # get on a free line: a temporary request, gone afterwards.
 sim_pull gbcli 1 pull-up
-run gb-alice get switch door
+run gb-alice get --numeric switch door
 check "get free lines (inputs, released after)" "1 0" "$out"
+run gb-alice get switch door
+check "get: gpioget's output" '"switch"=active "door"=inactive' "$out"
+run gb-alice get --unquoted switch
+check "get --unquoted" 'switch=active' "$out"
+run gb-alice get -a --numeric switch
+check "get -a is as-is (gpioget), not active-low: the value is not inverted" "0 1" "$rc $out"
+run gb-alice get -l --numeric switch
+check "get -l is active-low: inverted" 0 "$out"
+run gb-alice get -c "$chip" --numeric 1 3
+check "get -c CHIP OFFSET..." "1 0" "$out"
+run gb-alice get -c "$chip" 1
+check "... offsets shown as given, as gpioget" '"1"=active' "$out"
+run gb-alice get -p 10ms --numeric switch
+check "get -p hold period with a unit" 1 "$out"
+run gb-alice get --json switch door
+check "get --json" '[{"line":"switch","value":1},{"line":"door","value":0}]' "$out"
+run gb-alice get -b sideways switch
+check "bad bias: usage, code 2" 2 "$rc"
+check "... one line naming the value and the allowed ones, then where to look" "$(printf "gpiobrokerctl: get: bad bias 'sideways' (allowed: as-is, disabled, pull-up, pull-down)\ntry 'gpiobrokerctl get --help'")" "$out"
+run gb-alice get --numerc switch
+check "unknown option: did you mean" "$(printf "gpiobrokerctl: get: unknown option '--numerc' (did you mean '--numeric'?)\ntry 'gpiobrokerctl get --help'")" "$out"
+run gb-alice get -s switch
+check "a libgpiod letter that cannot be honoured is refused" 2 "$rc"
+contains "... saying so" "-s/--strict is not supported" "$out"
+run gb-alice set -z switch=1
+contains "set -z refused" "-z/--daemonize is not supported" "$out"
+run gb-alice get -v
+check "-v/--version on a command: code 0" 0 "$rc"
+contains "... the version" "gpiobrokerctl (gpiod-broker) " "$out"
+run gb-alice -v
+contains "-v/--version" "gpiobrokerctl (gpiod-broker) " "$out"
 run gb-alice requests
 check "... nothing left held" "" "$out"
 
@@ -123,7 +249,7 @@ check "... nothing left held" "" "$out"
 setpriv --reuid=gb-alice --regid=gb-alice --init-groups -- "$ctl" request switch > /run/req.out 2>&1 &
 rpid=$!
 for i in $(seq 200); do [ -s /run/req.out ] && break; sleep 0.02; done
-contains "managed request prints its path" "/org/gpiodbroker1/request/" "$(cat /run/req.out)"
+if grep -qxE '[0-9]+' /run/req.out; then ok "managed request prints its id"; else not_ok "managed request prints its id" "$(cat /run/req.out)"; fi
 run gb-bob request switch
 check "... busy for others while it runs" 4 "$rc"
 kill -TERM "$rpid"; wait "$rpid"
@@ -134,7 +260,7 @@ for i in $(seq 200); do
 	[ "$(busctl --system get-property org.gpiodbroker1 /org/gpiodbroker1/chip/$chip/line1 org.gpiodbroker1.Line Used)" = "b false" ] && break
 	sleep 0.02
 done
-run gb-bob get switch
+run gb-bob get --numeric switch
 check "... and the line is free again" 1 "$out"
 
 # monitor: events, in order, text and JSON; the request is released at exit.
@@ -167,7 +293,26 @@ else
 	not_ok "monitor json: every line parses" "$(cat /run/mon.out)"
 fi
 run gb-alice monitor --timeout 0.3 door
-check "monitor --timeout: code 6" 6 "$rc"
+check "monitor --timeout that ran as asked: code 0" 0 "$rc"
+run gb-alice monitor --timeout 300ms -e rising -p 1ms door
+check "monitor --timeout with a unit, -e, -p: code 0" 0 "$rc"
+run gb-alice monitor --idle-timeout 200ms door
+check "monitor --idle-timeout: code 0" 0 "$rc"
+run gb-alice monitor --idle-timeout 2x door
+check "... a bad period is named" "$(printf "gpiobrokerctl: monitor: bad idle timeout '2x' (a period: 10ms, 5s; bare number: ms)\ntry 'gpiobrokerctl monitor --help'")" "$out"
+run gb-alice monitor -e sideways door
+contains "monitor: bad edges named with the allowed ones" "bad edges 'sideways' (allowed: none, rising, falling, both)" "$out"
+# -F: gpiomon's specifiers; -n N events.
+sim_pull gbcli 3 pull-down
+as gb-alice "$ctl" monitor -n 2 -F '%o %c %E %e %l %%' -t 20 door > /run/monf.out 2>&1 &
+mpid=$!
+for i in $(seq 200); do
+	[ "$(busctl --system get-property org.gpiodbroker1 /org/gpiodbroker1/chip/$chip/line3 org.gpiodbroker1.Line Used)" = "b true" ] && break
+	sleep 0.02
+done
+sleep 0.05; sim_pull gbcli 3 pull-up; sleep 0.03; sim_pull gbcli 3 pull-down
+wait "$mpid"
+check "monitor -F with gpiomon's specifiers" "$(printf '3 %s rising 1 door %%\n3 %s falling 2 door %%' "$chip" "$chip")" "$(cat /run/monf.out)"
 
 # watch: bob watches door (nobody holds it), alice requests it meanwhile.
 sim_pull gbcli 3 pull-up
@@ -191,6 +336,32 @@ run gb-alice set lamp
 check "set without a value: usage, code 2" 2 "$rc"
 run gb-alice frobnicate
 check "unknown command: code 2" 2 "$rc"
+check "... one line and where to look, not the whole help" "$(printf "gpiobrokerctl: unknown command 'frobnicate'\ntry 'gpiobrokerctl --help'")" "$out"
+run gb-alice reqests
+contains "unknown command: did you mean" "did you mean 'requests'?" "$out"
+
+# notify: line-info changes, as gpionotify.
+as gb-alice "$ctl" notify -n 3 --idle-timeout 20s door > /run/notify.out 2>&1 &
+npid=$!
+sleep 2 # (its match must be in place: there is no banner to wait for)
+as gb-alice "$ctl" request --persistent door >/dev/null 2>&1
+as gb-alice "$ctl" reconfigure -i -e both door >/dev/null 2>&1
+as gb-alice "$ctl" release door >/dev/null 2>&1
+wait "$npid"
+check "notify: requested, reconfigured, released" "requested reconfigured released" "$(cut -f2 /run/notify.out | tr '\n' ' ' | sed 's/ $//')"
+contains "notify: the line and its attributes" "$(printf '\t"door"\tinput')" "$(head -n 1 /run/notify.out)"
+run gb-alice notify --idle-timeout 100ms door
+check "notify --idle-timeout: code 0" 0 "$rc"
+
+# status: broker, version, counts, the caller and its lines.
+run gb-alice status
+contains "status: running and its version" "gpiod-broker: running, version " "$out"
+contains "status: chips and lines" "chips: 1, lines: 6" "$out"
+contains "status: the lines alice may use" "lines you may use: lamp switch fan door porch-light" "$out"
+contains "status: the policy status, or that it is not reported" "policy" "$out"
+run gb-alice status --json
+if printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["running"] and d["chips"]==1 and len(d["usable_lines"])==5' 2>/dev/null; then
+	ok "status --json"; else not_ok "status --json" "$out"; fi
 run gb-alice monitor --help
 check "per-command help: code 0" 0 "$rc"
 contains "per-command help text" "usage: gpiobrokerctl monitor" "$out"
