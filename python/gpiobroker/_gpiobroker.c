@@ -111,6 +111,39 @@ static int check_child(ChildObject *c)
 	return 0;
 }
 
+
+/*
+ * One library call made the way every method makes it: under the object's lock,
+ * with the GIL let go for the round trip, raising the mapped exception on failure.
+ * Evaluates to the call's return code.
+ */
+#define BROKER_CALL(bo, call) ({                                                        \
+		int r_;                                                                 \
+		LOCK(bo);                                                               \
+		Py_BEGIN_ALLOW_THREADS                                                  \
+		r_ = (call);                                                            \
+		Py_END_ALLOW_THREADS                                                    \
+		if (r_ < 0)                                                             \
+			raise_broker_error((bo), r_);                                   \
+		UNLOCK(bo);                                                             \
+		r_;                                                                     \
+	})
+
+/* The same for a call that returns an object, or NULL with errno set. */
+#define BROKER_CALL_PTR(bo, call) ({                                                    \
+		__typeof__(call) p_;                                                    \
+		int e_;                                                                 \
+		LOCK(bo);                                                               \
+		Py_BEGIN_ALLOW_THREADS                                                  \
+		p_ = (call);                                                            \
+		e_ = errno;                                                             \
+		Py_END_ALLOW_THREADS                                                    \
+		if (!p_)                                                                \
+			raise_broker_error((bo), -e_);                                  \
+		UNLOCK(bo);                                                             \
+		p_;                                                                     \
+	})
+
 /* --- events --------------------------------------------------------------------- */
 
 static PyStructSequence_Field event_fields[] = {
@@ -658,13 +691,7 @@ static PyObject *request_get_value(ChildObject *c, PyObject *args)
 	if (!PyArg_ParseTuple(args, "|O", &io) || check_open(c->broker) < 0 || check_child(c) < 0 ||
 	    index_of(c, io, &i) < 0)
 		return NULL;
-	LOCK(c->broker);
-	Py_BEGIN_ALLOW_THREADS
-	r = gpiobroker_get_value(REQ(c), i);
-	Py_END_ALLOW_THREADS
-	if (r < 0)
-		raise_broker_error(c->broker, r);
-	UNLOCK(c->broker);
+	r = BROKER_CALL(c->broker, gpiobroker_get_value(REQ(c), i));
 	return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
@@ -681,13 +708,7 @@ static PyObject *request_set_value(ChildObject *c, PyObject *args)
 		return NULL;
 	if ((val = PyObject_IsTrue(v ? v : a)) < 0)
 		return NULL;
-	LOCK(c->broker);
-	Py_BEGIN_ALLOW_THREADS
-	r = gpiobroker_set_value(REQ(c), i, val);
-	Py_END_ALLOW_THREADS
-	if (r < 0)
-		raise_broker_error(c->broker, r);
-	UNLOCK(c->broker);
+	r = BROKER_CALL(c->broker, gpiobroker_set_value(REQ(c), i, val));
 	if (r < 0)
 		return NULL;
 	Py_RETURN_NONE;
@@ -735,13 +756,7 @@ static PyObject *request_get_values(ChildObject *c, PyObject *unused)
 	vals = PyMem_Calloc(n, sizeof(int));
 	if (!vals)
 		return PyErr_NoMemory();
-	LOCK(c->broker);
-	Py_BEGIN_ALLOW_THREADS
-	r = gpiobroker_get_values(REQ(c), n, NULL, vals);
-	Py_END_ALLOW_THREADS
-	if (r < 0)
-		raise_broker_error(c->broker, r);
-	UNLOCK(c->broker);
+	r = BROKER_CALL(c->broker, gpiobroker_get_values(REQ(c), n, NULL, vals));
 	if (r < 0) {
 		PyMem_Free(vals);
 		return NULL;
@@ -757,7 +772,7 @@ static PyObject *request_get_values(ChildObject *c, PyObject *unused)
 static PyObject *request_set_values(ChildObject *c, PyObject *arg)
 {
 	unsigned int *idx = NULL;
-	int *vals = NULL, r = 0;
+	int *vals = NULL;
 	Py_ssize_t n;
 	PyObject *items = NULL;
 
@@ -786,13 +801,7 @@ static PyObject *request_set_values(ChildObject *c, PyObject *arg)
 		if ((vals[i] = PyObject_IsTrue(it)) < 0)
 			goto out;
 	}
-	LOCK(c->broker);
-	Py_BEGIN_ALLOW_THREADS
-	r = gpiobroker_set_values(REQ(c), (size_t)n, idx, vals);
-	Py_END_ALLOW_THREADS
-	if (r < 0)
-		raise_broker_error(c->broker, r);
-	UNLOCK(c->broker);
+	(void)BROKER_CALL(c->broker, gpiobroker_set_values(REQ(c), (size_t)n, idx, vals));
 out:
 	PyMem_Free(idx);
 	PyMem_Free(vals);
@@ -811,13 +820,7 @@ static PyObject *request_direction_input(ChildObject *c, PyObject *args)
 	if (!PyArg_ParseTuple(args, "|O", &io) || check_open(c->broker) < 0 || check_child(c) < 0 ||
 	    index_of(c, io, &i) < 0)
 		return NULL;
-	LOCK(c->broker);
-	Py_BEGIN_ALLOW_THREADS
-	r = gpiobroker_direction_input(REQ(c), i);
-	Py_END_ALLOW_THREADS
-	if (r < 0)
-		raise_broker_error(c->broker, r);
-	UNLOCK(c->broker);
+	r = BROKER_CALL(c->broker, gpiobroker_direction_input(REQ(c), i));
 	if (r < 0)
 		return NULL;
 	Py_RETURN_NONE;
@@ -832,13 +835,7 @@ static PyObject *request_direction_output(ChildObject *c, PyObject *args)
 	if (!PyArg_ParseTuple(args, "O|O", &v, &io) || check_open(c->broker) < 0 || check_child(c) < 0 ||
 	    index_of(c, io, &i) < 0 || (val = PyObject_IsTrue(v)) < 0)
 		return NULL;
-	LOCK(c->broker);
-	Py_BEGIN_ALLOW_THREADS
-	r = gpiobroker_direction_output(REQ(c), i, val);
-	Py_END_ALLOW_THREADS
-	if (r < 0)
-		raise_broker_error(c->broker, r);
-	UNLOCK(c->broker);
+	r = BROKER_CALL(c->broker, gpiobroker_direction_output(REQ(c), i, val));
 	if (r < 0)
 		return NULL;
 	Py_RETURN_NONE;
@@ -871,7 +868,6 @@ static PyObject *request_reconfigure(ChildObject *c, PyObject *arg)
 	unsigned int *idx = NULL;
 	PyObject *items;
 	Py_ssize_t n;
-	int r;
 
 	if (check_open(c->broker) < 0 || check_child(c) < 0)
 		return NULL;
@@ -896,13 +892,7 @@ static PyObject *request_reconfigure(ChildObject *c, PyObject *arg)
 		    parse_settings(PyTuple_GET_ITEM(it, 1), &s[i]) < 0)
 			goto out;
 	}
-	LOCK(c->broker);
-	Py_BEGIN_ALLOW_THREADS
-	r = gpiobroker_reconfigure(REQ(c), (size_t)n, idx, s);
-	Py_END_ALLOW_THREADS
-	if (r < 0)
-		raise_broker_error(c->broker, r);
-	UNLOCK(c->broker);
+	(void)BROKER_CALL(c->broker, gpiobroker_reconfigure(REQ(c), (size_t)n, idx, s));
 out:
 	PyMem_Free(s);
 	PyMem_Free(idx);
@@ -1380,22 +1370,14 @@ static PyObject *broker_watch(BrokerObject *self, PyObject *args)
 	const char *line;
 	struct gpiobroker_watch *w;
 	ChildObject *c;
-	int err;
 
 	if (!PyArg_ParseTuple(args, "s", &line) || check_open(self) < 0)
 		return NULL;
 	c = child_new(&WatchType, self, KIND_WATCH);
 	if (!c)
 		return NULL;
-	LOCK(self);
-	Py_BEGIN_ALLOW_THREADS
-	w = gpiobroker_watch(self->b, line, on_watch_event, c);
-	err = errno;
-	Py_END_ALLOW_THREADS
+	w = BROKER_CALL_PTR(self, gpiobroker_watch(self->b, line, on_watch_event, c));
 	c->handle = w;
-	if (!w)
-		raise_broker_error(self, -err);
-	UNLOCK(self);
 	if (!w)
 		Py_CLEAR(c);
 	return (PyObject *)c;
@@ -1406,20 +1388,12 @@ static PyObject *broker_line_info(BrokerObject *self, PyObject *args)
 	struct gpiobroker_line_info *info;
 	const char *line;
 	PyObject *d = NULL;
-	int err;
 
 	if (!PyArg_ParseTuple(args, "s", &line) || check_open(self) < 0)
 		return NULL;
-	LOCK(self);
-	Py_BEGIN_ALLOW_THREADS
-	info = gpiobroker_line_info_get(self->b, line);
-	err = errno;
-	Py_END_ALLOW_THREADS
+	info = BROKER_CALL_PTR(self, gpiobroker_line_info_get(self->b, line));
 	if (info)
 		d = info_dict(info);
-	else
-		raise_broker_error(self, -err);
-	UNLOCK(self);
 	gpiobroker_line_info_free(info);
 	return d;
 }
@@ -1430,7 +1404,6 @@ static PyObject *broker_watch_line_info(BrokerObject *self, PyObject *args)
 	PyObject *cb;
 	const char *line;
 	ChildObject *c;
-	int err;
 
 	if (!PyArg_ParseTuple(args, "sO", &line, &cb) || check_open(self) < 0)
 		return NULL;
@@ -1442,15 +1415,8 @@ static PyObject *broker_watch_line_info(BrokerObject *self, PyObject *args)
 	if (!c)
 		return NULL;
 	c->callback = Py_NewRef(cb);
-	LOCK(self);
-	Py_BEGIN_ALLOW_THREADS
-	w = gpiobroker_line_info_watch(self->b, line, on_info_change, c);
-	err = errno;
-	Py_END_ALLOW_THREADS
+	w = BROKER_CALL_PTR(self, gpiobroker_line_info_watch(self->b, line, on_info_change, c));
 	c->handle = w;
-	if (!w)
-		raise_broker_error(self, -err);
-	UNLOCK(self);
 	if (!w)
 		Py_CLEAR(c);
 	return (PyObject *)c;
@@ -1466,15 +1432,9 @@ static PyObject *broker_find_line(BrokerObject *self, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "s", &line) || check_open(self) < 0)
 		return NULL;
-	LOCK(self);
-	Py_BEGIN_ALLOW_THREADS
-	r = gpiobroker_find_line(self->b, line, &path, &chip, &offset);
-	Py_END_ALLOW_THREADS
-	if (r < 0)
-		raise_broker_error(self, r);
-	else
+	r = BROKER_CALL(self, gpiobroker_find_line(self->b, line, &path, &chip, &offset));
+	if (r >= 0)
 		t = Py_BuildValue("(ssI)", path, chip, offset);
-	UNLOCK(self);
 	free(path);
 	free(chip);
 	return t;
