@@ -62,14 +62,28 @@ int method_get_line_fds(sd_bus_message *m, void *userdata, sd_bus_error *error)
 
 	if (r < 0)
 		return r;
-	/* sd-bus sends a dup of each fd: the broker keeps its own. */
+	/* sd-bus sends a dup of each fd: the broker keeps its own. With each, the
+	 * offsets in the kernel request's order, which is the order of the bits of
+	 * GPIO_V2_LINE_GET/SET_VALUES. */
 	r = sd_bus_message_new_method_return(m, &reply);
 	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(sh)");
-	for (unsigned int k = 0; r >= 0 && k < req->n_chips; k++)
-		if (lreq_active(&req->chips[k].lreq))
-			r = sd_bus_message_append(reply, "(sh)", req->chips[k].chip_name,
-						  lreq_fd(&req->chips[k].lreq));
+		r = sd_bus_message_open_container(reply, 'a', "(sauh)");
+	for (unsigned int k = 0; r >= 0 && k < req->n_chips; k++) {
+		const LineReq *lr = &req->chips[k].lreq;
+
+		if (!lreq_active(lr))
+			continue;
+		r = sd_bus_message_open_container(reply, 'r', "sauh");
+		if (r >= 0)
+			r = sd_bus_message_append(reply, "s", req->chips[k].chip_name);
+		if (r >= 0)
+			r = sd_bus_message_append_array(reply, 'u', lr->kern_offsets,
+							lr->n_kern * sizeof(uint32_t));
+		if (r >= 0)
+			r = sd_bus_message_append(reply, "h", lreq_fd(lr));
+		if (r >= 0)
+			r = sd_bus_message_close_container(reply);
+	}
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
 	if (r >= 0)

@@ -579,7 +579,7 @@ static const sd_bus_vtable request_vtable[] = {
 				method_release, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("Ack", SD_BUS_ARGS("t", seqno), SD_BUS_NO_RESULT,
 				method_ack, SD_BUS_VTABLE_UNPRIVILEGED),
-	SD_BUS_METHOD_WITH_ARGS("GetLineFds", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sh)", fds),
+	SD_BUS_METHOD_WITH_ARGS("GetLineFds", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sauh)", fds),
 				method_get_line_fds, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_SIGNAL_WITH_ARGS("Event",
 				SD_BUS_ARGS("u", index, "u", offset, "s", edge, "t", timestamp_ns,
