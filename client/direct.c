@@ -166,6 +166,11 @@ static int read_entry(sd_bus_message *reply, struct line_fd *lf)
 		return -ENOMEM;
 	lf->n_kern = size / sizeof(uint32_t);
 	memcpy(lf->kern, offs, size);
+	/* Only the connection that made the request gets its fds, right after: the
+	 * kernel numbers its events from 1, so a first event numbered 5 means the
+	 * four before it overflowed the kernel's buffer. */
+	lf->have_seqno = true;
+	lf->last_seqno = 0;
 	return 1;
 }
 
