@@ -453,8 +453,8 @@ enum gpiobroker_event_type {
 	 * A direct request only: a policy reload no longer allows it, but the kernel
 	 * cannot take back the line fds this process holds, so the broker asks it to
 	 * let go (gpiobroker_event_get_detail(): the reason). The request stays until
-	 * gpiobroker_free() or the connection closes; calls through the broker are
-	 * refused meanwhile, the fds keep working.
+	 * gpiobroker_free() (always allowed) or the connection closes; calls through
+	 * the broker are checked against the new policy as always, the fds keep working.
 	 */
 	GPIOBROKER_EVENT_REVOKE_PENDING,
 };

@@ -358,9 +358,21 @@ START_TEST(test_reload_report)
 	ck_assert_int_eq(gpiobroker_set_value(req, 0, 0), 0);
 	ck_assert_int_eq(gb_sim_get_value(sim, 0), 0);
 	expect_fds_error(gpiobroker_get_bus(b), gpiobroker_request_get_path(req), GB_ERROR_PERMISSION, "cannot be taken back");
+	/* A policy that no longer covers the line at all: reported again, with the new
+	 * reason; the owner may still let go of it. */
+	gb_policy_write("[line other]\nchip = gbdir\noffset = 2\n" ALL_SETTINGS);
+	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER,
+					    "ReloadPolicy", &err, NULL, ""), 0);
+	ck_assert(gb_client_wait_count(&b, 1, &r.pending, 2, 5000));
+	ck_assert_msg(strstr(r.detail, "no policy entry covers"), "%s", r.detail);
+	ck_assert_int_eq(gpiobroker_get_value(req, 0), 0); /* the fd still works */
 	ck_assert_int_eq(gpiobroker_free(req), 0);
 	ck_assert(!gb_sim_line_used(sim, 0, NULL, NULL, 0));
 	/* New direct requests are refused now. */
+	write_policy(false);
+	gb_policy_write(policy);
+	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER,
+					    "ReloadPolicy", &err, NULL, ""), 0);
 	ck_assert_ptr_null(gpiobroker_request_array(b, 1, &line, &s, "fast", GPIOBROKER_REQUEST_DIRECT));
 	ck_assert_int_eq(errno, EACCES);
 	sd_bus_error_free(&err);
