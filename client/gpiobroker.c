@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "direct-private.h"
 #include "org.gpiodbroker1.h"
 
 #define GB_EXPORT __attribute__((visibility("default")))
@@ -34,6 +36,7 @@ struct gpiobroker {
 	unsigned int ack_every;
 	char *err_name;
 	char *err_message;
+	struct gb_direct_conn *direct; /* line fds of direct requests (direct.c), NULL if none */
 };
 
 struct gpiobroker_request {
@@ -66,6 +69,7 @@ struct gpiobroker_request {
 	uint64_t *init_ts;
 	bool replaying, freed;
 	bool restarted;        /* taken over by a new broker, not yet told to the handler */
+	struct gb_direct_req *direct; /* its line fds, if direct */
 };
 
 struct gpiobroker_event {
@@ -301,6 +305,8 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *error)
 		ev.type = GPIOBROKER_EVENT_CHIP_GONE;
 	else if (strcmp(member, "Revoked") == 0)
 		ev.type = GPIOBROKER_EVENT_REVOKED;
+	else if (strcmp(member, "RevokePending") == 0)
+		ev.type = GPIOBROKER_EVENT_REVOKE_PENDING;
 	else
 		return 0;
 	if (sd_bus_message_read(m, "s", &ev.detail) < 0 || !has_handler(req))
@@ -471,6 +477,7 @@ GB_EXPORT void gpiobroker_close(struct gpiobroker *b)
 		return;
 	while (b->requests)
 		request_free_handle(b->requests);
+	gb_direct_conn_free(b->direct);
 	cancel_pending(b);
 	sd_bus_slot_unref(b->signal_slot);
 	sd_bus_slot_unref(b->owner_slot);
@@ -550,6 +557,9 @@ static void request_free_handle(struct gpiobroker_request *req)
 {
 	struct gpiobroker_request **pp;
 
+	/* The fds go at once, also from a handler: the handle may outlive this call. */
+	gb_direct_req_free(req->b->direct, req->direct);
+	req->direct = NULL;
 	for (pp = &req->b->requests; *pp; pp = &(*pp)->next)
 		if (*pp == req) {
 			*pp = req->next;
@@ -678,6 +688,8 @@ static int new_request_message(struct gpiobroker *b, sd_bus_message **out, size_
 		r = sd_bus_message_close_container(m);
 	if (r >= 0 && (flags & GPIOBROKER_REQUEST_PERSISTENT))
 		r = sd_bus_message_append(m, "a{sv}", 1, "persistent", "b", 1);
+	else if (r >= 0 && (flags & GPIOBROKER_REQUEST_DIRECT))
+		r = sd_bus_message_append(m, "a{sv}", 1, "direct", "b", 1);
 	else if (r >= 0)
 		r = sd_bus_message_append(m, "a{sv}", 0);
 	if (r < 0) {
@@ -712,6 +724,25 @@ static struct gpiobroker_request *request_from_reply(struct gpiobroker *b, sd_bu
 	return req;
 }
 
+/* A direct request: its line fds, or it is released (NULL handle, errno set). */
+static int gb_direct_request_fds(struct gpiobroker_request *req)
+{
+	struct gpiobroker *b = req->b;
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	int r = gb_direct_open(&b->direct, b->bus, req->path, req, req->n_lines, req->chips,
+			       req->offsets, &req->direct, &e);
+
+	if (r < 0) {
+		r = fail(b, &e, r);
+		sd_bus_call_method(b->bus, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Release", NULL,
+				   NULL, "");
+		request_free_handle(req);
+		errno = -r;
+		return r;
+	}
+	return 0;
+}
+
 GB_EXPORT struct gpiobroker_request *
 gpiobroker_request_array(struct gpiobroker *b, size_t n, const char *const lines[],
 			 const struct gpiobroker_line_settings settings[], const char *label,
@@ -720,12 +751,17 @@ gpiobroker_request_array(struct gpiobroker *b, size_t n, const char *const lines
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	sd_bus_message *m = NULL, *reply = NULL;
 	struct gpiobroker_request *req = NULL;
+	const unsigned int known = GPIOBROKER_REQUEST_PERSISTENT | GPIOBROKER_REQUEST_DIRECT |
+				   GPIOBROKER_REQUEST_DIRECT_OR_BUS;
 	int r;
 
-	if (!b || !lines || !label || (flags & ~GPIOBROKER_REQUEST_PERSISTENT)) {
+	if (!b || !lines || !label || (flags & ~known) ||
+	    ((flags & GPIOBROKER_REQUEST_PERSISTENT) && (flags & ~GPIOBROKER_REQUEST_PERSISTENT))) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if (flags & GPIOBROKER_REQUEST_DIRECT_OR_BUS)
+		flags |= GPIOBROKER_REQUEST_DIRECT;
 	r = new_request_message(b, &m, n, lines, settings, label, flags);
 	if (r >= 0)
 		r = sd_bus_call(b->bus, m, 0, &e, &reply);
@@ -733,8 +769,13 @@ gpiobroker_request_array(struct gpiobroker *b, size_t n, const char *const lines
 		errno = -fail(b, &e, r);
 	else
 		req = request_from_reply(b, reply);
+	if (req && (flags & GPIOBROKER_REQUEST_DIRECT) && gb_direct_request_fds(req) < 0)
+		req = NULL;
 	sd_bus_message_unref(m);
 	sd_bus_message_unref(reply);
+	/* Refused (policy, watchers, an older broker): the same request on the bus. */
+	if (!req && (flags & GPIOBROKER_REQUEST_DIRECT_OR_BUS))
+		return gpiobroker_request_array(b, n, lines, settings, label, 0);
 	return req;
 }
 
@@ -836,6 +877,7 @@ GB_EXPORT int gpiobroker_request_array_async(struct gpiobroker *b, size_t n,
 
 	if (!b)
 		return -EINVAL;
+	/* Not direct: its fds would be one more blocking call in the reply handler. */
 	if (!lines || !label || !handler || (flags & ~GPIOBROKER_REQUEST_PERSISTENT))
 		return fail(b, NULL, -EINVAL);
 	p = calloc(1, sizeof(*p));
@@ -890,6 +932,10 @@ GB_EXPORT int gpiobroker_free(struct gpiobroker_request *req)
 	if (!req)
 		return 0;
 	b = req->b;
+	/* Our copies of the line fds first: when Release returns, the kernel has the
+	 * lines back, not still held by them. */
+	gb_direct_req_free(b->direct, req->direct);
+	req->direct = NULL;
 	r = sd_bus_call_method(b->bus, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Release", &e, NULL, "");
 	request_free_handle(req);
 	if (r < 0)
@@ -933,6 +979,11 @@ GB_EXPORT bool gpiobroker_request_is_persistent(const struct gpiobroker_request 
 	return req->persistent;
 }
 
+GB_EXPORT bool gpiobroker_request_is_direct(const struct gpiobroker_request *req)
+{
+	return req->direct != NULL;
+}
+
 GB_EXPORT struct gpiobroker *gpiobroker_request_get_broker(const struct gpiobroker_request *req)
 {
 	return req->b;
@@ -966,6 +1017,10 @@ static int call_index_values(struct gpiobroker_request *req, const char *method,
 
 	if (!values && n)
 		return -EINVAL;
+	if (req->direct && strcmp(method, "SetValues") == 0) {
+		r = gb_direct_set(req->direct, n, idx, values);
+		return r < 0 ? fail(req->b, NULL, r) : (clear_error(req->b), 0);
+	}
 	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, method);
 	if (r >= 0)
 		r = sd_bus_message_open_container(m, 'a', "(ub)");
@@ -1014,6 +1069,10 @@ GB_EXPORT int gpiobroker_get_values(struct gpiobroker_request *req, size_t n,
 
 	if (!values || n == 0)
 		return -EINVAL;
+	if (req->direct) {
+		r = gb_direct_get(req->direct, n, idx, values);
+		return r < 0 ? fail(req->b, NULL, r) : (clear_error(req->b), 0);
+	}
 	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST,
 					   "GetValues");
 	if (r >= 0)
@@ -1072,6 +1131,59 @@ GB_EXPORT int gpiobroker_reconfigure(struct gpiobroker_request *req, size_t n,
 
 /* --- events ---------------------------------------------------------------------- */
 
+/* The broker sends a direct request no InitialState: the levels are read here, of
+ * every line (which of them detect edges is the broker's record, not ours). */
+static void direct_initial_state(struct gpiobroker_request *req)
+{
+	int *vals = malloc(req->n_lines * sizeof(int));
+	uint64_t *ts = calloc(req->n_lines, sizeof(uint64_t));
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!vals || !ts || gb_direct_get(req->direct, req->n_lines, NULL, vals) < 0) {
+		free(vals);
+		free(ts);
+		return;
+	}
+	for (size_t i = 0; i < req->n_lines; i++)
+		ts[i] = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	req->init_value = vals;
+	req->init_ts = ts;
+}
+
+bool gb_direct_deliver_edge(struct gpiobroker_request *req, unsigned int index,
+			    unsigned int offset, bool rising, uint64_t timestamp_ns,
+			    uint64_t global_seqno, uint64_t line_seqno, uint64_t kernel_lost)
+{
+	struct gpiobroker_event ev = {
+		.type = GPIOBROKER_EVENT_EDGE, .index = index, .offset = offset,
+		.edge = rising ? GPIOBROKER_EDGE_RISING : GPIOBROKER_EDGE_FALLING,
+		.value = rising, .timestamp_ns = timestamp_ns, .global_seqno = global_seqno,
+		.line_seqno = line_seqno,
+	};
+	bool freed;
+
+	/* Numbered here as the broker numbers what it sends (1, 2, ...); the kernel's
+	 * own gaps are the loss. */
+	req->pending_lost += kernel_lost;
+	ev.seqno = ++req->last_seqno;
+	req->have_seqno = true;
+	if (!req->handler || req->replaying) {
+		req->pending_lost++;
+		return true;
+	}
+	ev.lost = req->pending_lost;
+	req->total_lost += ev.lost;
+	req->pending_lost = 0;
+	req->replaying = true;
+	deliver(req, &ev);
+	req->replaying = false;
+	freed = req->freed;
+	if (freed)
+		request_free_handle(req);
+	return !freed;
+}
+
 GB_EXPORT int gpiobroker_to_irq(struct gpiobroker_request *req, gpiobroker_irq_handler handler,
 				void *userdata)
 {
@@ -1099,6 +1211,8 @@ GB_EXPORT int gpiobroker_to_irq_flags(struct gpiobroker_request *req,
 	req->handler = handler;
 	req->userdata = userdata;
 	clear_error(req->b);
+	if (handler && (flags & GPIOBROKER_IRQ_INITIAL_STATE) && req->direct && !req->init_value)
+		direct_initial_state(req);
 	if (handler && (flags & GPIOBROKER_IRQ_INITIAL_STATE) && req->init_value) {
 		/* The initial states came first; the handler hears them first. */
 		int *vals = req->init_value;
@@ -1316,11 +1430,15 @@ GB_EXPORT const char *gpiobroker_event_get_detail(const struct gpiobroker_event 
 
 GB_EXPORT int gpiobroker_get_fd(struct gpiobroker *b)
 {
-	return sd_bus_get_fd(b->bus);
+	int fd = gb_direct_conn_fd(b->direct);
+
+	return fd >= 0 ? fd : sd_bus_get_fd(b->bus);
 }
 
 GB_EXPORT int gpiobroker_get_events(struct gpiobroker *b)
 {
+	if (gb_direct_conn_fd(b->direct) >= 0)
+		return gb_direct_conn_events(b->direct, b->bus);
 	return sd_bus_get_events(b->bus);
 }
 
@@ -1336,11 +1454,17 @@ GB_EXPORT int gpiobroker_process(struct gpiobroker *b)
 	/* sd_bus_process() handles one message per call. */
 	while ((r = sd_bus_process(b->bus, NULL)) > 0)
 		n++;
+	if (r >= 0 && b->direct) {
+		r = gb_direct_process(b->direct);
+		n += r > 0 ? r : 0;
+	}
 	return r < 0 ? r : n;
 }
 
 GB_EXPORT int gpiobroker_wait(struct gpiobroker *b, uint64_t timeout_us)
 {
+	if (gb_direct_conn_fd(b->direct) >= 0)
+		return gb_direct_wait(b->direct, b->bus, timeout_us);
 	return sd_bus_wait(b->bus, timeout_us);
 }
 
@@ -1350,11 +1474,17 @@ GB_EXPORT int gpiobroker_attach_event(struct gpiobroker *b, struct sd_event *e, 
 	 * every managed request behind the caller's back. The caller closes it. */
 	int r = sd_bus_set_close_on_exit(b->bus, 0);
 
-	return r < 0 ? r : sd_bus_attach_event(b->bus, e, priority);
+	if (r >= 0)
+		r = sd_bus_attach_event(b->bus, e, priority);
+	/* The line fds of direct requests, now and later, go to the same loop. */
+	if (r >= 0 && (r = gb_direct_attach_event(&b->direct, sd_bus_get_event(b->bus), priority)) < 0)
+		sd_bus_detach_event(b->bus);
+	return r;
 }
 
 GB_EXPORT int gpiobroker_detach_event(struct gpiobroker *b)
 {
+	gb_direct_detach_event(b->direct);
 	return sd_bus_detach_event(b->bus);
 }
 

@@ -243,6 +243,26 @@ enum gpiobroker_request_flags {
 	 * the bus however it leaves, like devm_gpio_request().
 	 */
 	GPIOBROKER_REQUEST_PERSISTENT = 1 << 0,
+	/**
+	 * Direct: the broker hands this process the kernel line fds of the request
+	 * (where the policy says "direct = yes", gpiod-broker.policy(5)), and
+	 * gpiobroker_get_value(s)() and gpiobroker_set_value(s)() become one ioctl on
+	 * them, edges are read from them; no broker in the path. Everything else
+	 * (reconfigure, direction, free) still goes through the broker, which checks
+	 * the policy and keeps the settings it restores after a restart. The broker
+	 * reads no edges of a direct request: its lines have no watchers, and a
+	 * refusal is the request's error (EACCES: no "direct = yes"; EBUSY: the line
+	 * has watchers). Managed only: not with GPIOBROKER_REQUEST_PERSISTENT.
+	 * See gpiobroker_request_is_direct() and, for event loops, gpiobroker_get_fd().
+	 */
+	GPIOBROKER_REQUEST_DIRECT = 1 << 1,
+	/**
+	 * Direct if the broker grants it, else the same request on the bus: if the
+	 * direct request fails for any reason (policy, watchers, a broker without
+	 * direct requests), it is made again without GPIOBROKER_REQUEST_DIRECT, and
+	 * that outcome is returned. gpiobroker_request_is_direct() tells which.
+	 */
+	GPIOBROKER_REQUEST_DIRECT_OR_BUS = 1 << 2,
 };
 
 /**
@@ -352,6 +372,13 @@ int gpiobroker_request_get_offset(const struct gpiobroker_request *req, size_t i
 /** Whether the request is persistent. */
 bool gpiobroker_request_is_persistent(const struct gpiobroker_request *req);
 
+/**
+ * Whether this handle holds the request's line fds (GPIOBROKER_REQUEST_DIRECT
+ * granted): values by ioctl, edges read here. False for a handle from
+ * gpiobroker_request_open() (the fds go only to the connection that made it).
+ */
+bool gpiobroker_request_is_direct(const struct gpiobroker_request *req);
+
 /** The connection the request handle belongs to. */
 struct gpiobroker *gpiobroker_request_get_broker(const struct gpiobroker_request *req);
 
@@ -422,6 +449,14 @@ enum gpiobroker_event_type {
 	 * counted). Comes only to handlers that kept the request after BROKER_GONE.
 	 */
 	GPIOBROKER_EVENT_BROKER_RESTARTED,
+	/**
+	 * A direct request only: a policy reload no longer allows it, but the kernel
+	 * cannot take back the line fds this process holds, so the broker asks it to
+	 * let go (gpiobroker_event_get_detail(): the reason). The request stays until
+	 * gpiobroker_free() (always allowed) or the connection closes; calls through
+	 * the broker are checked against the new policy as always, the fds keep working.
+	 */
+	GPIOBROKER_EVENT_REVOKE_PENDING,
 };
 
 /** One event, passed to the handler (opaque; valid only during the call). */
@@ -500,7 +535,7 @@ bool gpiobroker_event_is_initial(const struct gpiobroker_event *ev);
  * of an initial state: when the broker read it, on the line's event clock.
  */
 int gpiobroker_event_get_value(const struct gpiobroker_event *ev);
-/** CHIP_GONE: the chip's name; REVOKED: the broker's reason; otherwise NULL. */
+/** CHIP_GONE: the chip's name; REVOKED, REVOKE_PENDING: the broker's reason; otherwise NULL. */
 const char *gpiobroker_event_get_detail(const struct gpiobroker_event *ev);
 
 /** Total events lost so far as seen by this handle (the sum of the lost counts). */
@@ -558,7 +593,13 @@ struct gpiobroker *gpiobroker_watch_get_broker(const struct gpiobroker_watch *w)
 /** @defgroup loop Event-loop integration
  * @{ */
 
-/** The connection's file descriptor, to poll. */
+/**
+ * The connection's file descriptor, to poll. Once the connection has made a direct
+ * request (GPIOBROKER_REQUEST_DIRECT) this is an epoll fd over the bus connection
+ * and every line fd, the same from then on: ask for it again after the first direct
+ * request (gpiobroker_get_events() is then POLLIN). gpiobroker_process() reads
+ * both; gpiobroker_attach_event() attaches both.
+ */
 int gpiobroker_get_fd(struct gpiobroker *b);
 /** The poll events (POLLIN, POLLOUT) to wait for on gpiobroker_get_fd(). */
 int gpiobroker_get_events(struct gpiobroker *b);

@@ -15,6 +15,7 @@
 #include <systemd/sd-bus.h>
 
 #include "forward.h"
+#include "line-config.h"
 
 /* manager-bus.c: /org/gpiodbroker1, org.gpiodbroker1.Manager, ObjectManager. */
 int bus_manager_register(Broker *b);
@@ -23,6 +24,14 @@ int bus_chip_register(Broker *b);
 /* request-bus.c: Manager.Request() and the Request objects. */
 int bus_request_register(Broker *b);
 int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error);
+/* line-settings-bus.c: a{sv} arguments. @p what names the line in messages. */
+int bus_read_line_settings(sd_bus_message *m, struct gb_line_config *c, const char *what,
+			   sd_bus_error *error);
+int bus_read_request_options(sd_bus_message *m, int *persistent, int *direct, sd_bus_error *error);
+/* direct-bus.c: what only direct requests have (Request.GetLineFds, two properties). */
+int method_get_line_fds(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int bus_request_direct_get(sd_bus *bus, const char *path, const char *iface, const char *prop,
+			   sd_bus_message *reply, void *userdata, sd_bus_error *error);
 /* watch-bus.c: Manager.Watch() and the Watch objects. */
 int bus_watch_register(Broker *b);
 int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error);

@@ -27,56 +27,6 @@
 #include "request.h"
 #include "watch.h"
 
-/* Read one a{sv} of line settings into @p c. */
-static int read_line_settings(sd_bus_message *m, struct gb_line_config *c, const char *what,
-			      sd_bus_error *error)
-{
-	int r;
-
-	r = sd_bus_message_enter_container(m, 'a', "{sv}");
-	if (r < 0)
-		return r;
-	while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-		const char *key, *contents, *str = NULL;
-		char type, msg[256];
-		int b = 0;
-		uint32_t u = 0;
-
-		r = sd_bus_message_read(m, "s", &key);
-		if (r < 0)
-			return r;
-		r = sd_bus_message_peek_type(m, NULL, &contents);
-		if (r < 0)
-			return r;
-		if (strlen(contents) != 1 || !strchr("sbu", contents[0]))
-			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
-						 "%s: setting '%s' has unsupported type '%s'",
-						 what, key, contents);
-		type = contents[0];
-		r = sd_bus_message_enter_container(m, 'v', contents);
-		if (r < 0)
-			return r;
-		if (type == 's')
-			r = sd_bus_message_read(m, "s", &str);
-		else if (type == 'b')
-			r = sd_bus_message_read(m, "b", &b);
-		else
-			r = sd_bus_message_read(m, "u", &u);
-		if (r < 0)
-			return r;
-		if (gb_line_config_set(c, key, type, str, b, u, msg, sizeof(msg)) < 0)
-			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS, "%s: %s", what, msg);
-		r = sd_bus_message_exit_container(m);
-		if (r >= 0)
-			r = sd_bus_message_exit_container(m);
-		if (r < 0)
-			return r;
-	}
-	if (r < 0)
-		return r;
-	return sd_bus_message_exit_container(m);
-}
-
 int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	Broker *b = userdata;
@@ -84,7 +34,7 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	_cleanup_free_ struct gb_line_config *configs = NULL;
 	unsigned int n = 0, cap = 0;
 	const char *label;
-	int persistent = 0;
+	int persistent = 0, direct = 0;
 	struct gb_caller caller;
 	struct gb_event *initial = NULL;
 	size_t n_initial = 0;
@@ -130,7 +80,7 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 		if (r < 0)
 			return r;
 		gb_line_config_init(&configs[n]);
-		r = read_line_settings(m, &configs[n], spec, error);
+		r = bus_read_line_settings(m, &configs[n], spec, error);
 		if (r < 0)
 			return r;
 		if (gb_line_config_validate(&configs[n], msg, sizeof(msg)) < 0)
@@ -148,26 +98,7 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	if (n == 0)
 		return sd_bus_error_set(error, GB_ERROR_INVALID_ARGS, "no lines given");
 
-	r = sd_bus_message_enter_container(m, 'a', "{sv}");
-	if (r < 0)
-		return r;
-	while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-		const char *key;
-
-		r = sd_bus_message_read(m, "s", &key);
-		if (r < 0)
-			return r;
-		if (strcmp(key, "persistent") != 0)
-			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
-						 "unknown request option '%s' (known: persistent)", key);
-		r = sd_bus_message_read(m, "v", "b", &persistent);
-		if (r < 0)
-			return sd_bus_error_set(error, GB_ERROR_INVALID_ARGS,
-						"option 'persistent' must be a boolean (b)");
-		r = sd_bus_message_exit_container(m);
-		if (r < 0)
-			return r;
-	}
+	r = bus_read_request_options(m, &persistent, &direct, error);
 	if (r < 0)
 		return r;
 
@@ -199,13 +130,15 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 			return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 		}
 	}
+	if (direct && (r = direct_check_request(b, &caller, n, lines, error)) < 0)
+		return r;
 
 	/* act: a line the broker holds only for its watchers is handed over; if the
 	 * request fails, the broker takes it back. Either way watchers hear the level
 	 * from the new source. */
 	for (unsigned int i = 0; i < n; i++)
 		watch_line_yield(lines[i]);
-	r = request_new(b, client, label, persistent, n, lines, configs, &req, error);
+	r = request_new(b, client, label, persistent, direct, n, lines, configs, &req, error);
 	for (unsigned int i = 0; i < n; i++)
 		watch_line_resync(lines[i]);
 	if (r < 0)
@@ -455,7 +388,7 @@ static int method_reconfigure(sd_bus_message *m, void *userdata, sd_bus_error *e
 							 "index %u given twice", idx[n]);
 		snprintf(what, sizeof(what), "line %u", idx[n]);
 		memset(&updates[n], 0, sizeof(updates[n]));
-		ret = read_line_settings(m, &updates[n], what, error);
+		ret = bus_read_line_settings(m, &updates[n], what, error);
 		if (ret < 0)
 			return ret;
 		ret = sd_bus_message_exit_container(m);
@@ -579,7 +512,12 @@ static int method_release(sd_bus_message *m, void *userdata, sd_bus_error *error
 	Client *c;
 	int ret;
 
-	ret = authorize(req, m, &c, error);
+	/* A direct request the policy no longer allows is waiting for exactly this:
+	 * its owner may always let it go. */
+	if (req->revoke_pending && client_get(req->broker, m, &c, NULL) >= 0 && c == req->client)
+		ret = 0;
+	else
+		ret = authorize(req, m, &c, error);
 	if (ret < 0)
 		return ret;
 	/* Lines first, then the reply: when the caller hears "done", they are free. */
@@ -627,6 +565,9 @@ static const sd_bus_vtable request_vtable[] = {
 	SD_BUS_PROPERTY("Lines", "a(osu)", request_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("EventsLost", "t", request_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("ChipGone", "b", request_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("Direct", "b", bus_request_direct_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("RevokePending", "s", bus_request_direct_get, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_METHOD_WITH_ARGS("GetValues", SD_BUS_ARGS("au", indices), SD_BUS_RESULT("ab", values),
 				method_get_values, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("SetValues", SD_BUS_ARGS("a(ub)", values), SD_BUS_NO_RESULT,
@@ -643,6 +584,8 @@ static const sd_bus_vtable request_vtable[] = {
 				method_release, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("Ack", SD_BUS_ARGS("t", seqno), SD_BUS_NO_RESULT,
 				method_ack, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("GetLineFds", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sauh)", fds),
+				method_get_line_fds, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_SIGNAL_WITH_ARGS("Event",
 				SD_BUS_ARGS("u", index, "u", offset, "s", edge, "t", timestamp_ns,
 					    "t", global_seqno, "t", line_seqno, "t", seqno), 0),
@@ -652,6 +595,7 @@ static const sd_bus_vtable request_vtable[] = {
 	SD_BUS_SIGNAL_WITH_ARGS("EventsLost", SD_BUS_ARGS("t", count, "t", total), 0),
 	SD_BUS_SIGNAL_WITH_ARGS("ChipGone", SD_BUS_ARGS("s", chip), 0),
 	SD_BUS_SIGNAL_WITH_ARGS("Revoked", SD_BUS_ARGS("s", reason), 0),
+	SD_BUS_SIGNAL_WITH_ARGS("RevokePending", SD_BUS_ARGS("s", reason), 0),
 	SD_BUS_VTABLE_END
 };
 

@@ -25,6 +25,10 @@ int request_reconfigure(Request *req, const struct gb_caller *caller, unsigned i
 
 	if (ret < 0)
 		return ret;
+	/* The kernel takes every output's level with new settings: for a direct
+	 * request it is what the owner last drove through its fd, not our record. */
+	if (req->direct)
+		direct_refresh_values(req);
 	old = malloc(req->n_lines * sizeof(*old));
 	if (!old)
 		return -ENOMEM;

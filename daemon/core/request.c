@@ -108,6 +108,9 @@ static void reqchip_apply_safe_state(ReqChip *rc)
 
 	if (!lreq_active(&rc->lreq) || !rc->chip)
 		return;
+	/* Lines left as they are keep what the owner drove through its fd. */
+	if (req->direct)
+		direct_refresh_values(req);
 	for (unsigned int i = 0; i < req->n_lines; i++)
 		if (req->lines[i].rc == rc)
 			any |= gb_safe_state_config(req->lines[i].safe_state, &req->lines[i].config);
@@ -169,6 +172,10 @@ static void reqchip_on_edges(void *userdata, const struct gb_edge *ev, int n)
 
 int request_start_events(Request *req)
 {
+	/* A dup shares the open file description: an edge the broker read would be
+	 * one the owner never sees. */
+	if (req->direct)
+		return 0;
 	for (unsigned int k = 0; k < req->n_chips; k++) {
 		ReqChip *rc = &req->chips[k];
 		int r;
@@ -247,6 +254,7 @@ static int make_record(const Request *req, struct gb_record *rec)
 	rec->groups = req->groups;
 	rec->n_groups = req->n_groups;
 	rec->persistent = req->persistent;
+	rec->direct = req->direct;
 	rec->owner = req->client ? req->client->name : "";
 	rec->n_chips = req->n_chips;
 	rec->n_lines = req->n_lines;
@@ -311,7 +319,7 @@ void request_save(Request *req)
 	free_record(&rec);
 }
 
-int request_new(Broker *b, Client *owner, const char *label, bool persistent,
+int request_new(Broker *b, Client *owner, const char *label, bool persistent, bool direct,
 		unsigned int n, Line **lines, struct gb_line_config *configs,
 		Request **ret, sd_bus_error *error)
 {
@@ -334,6 +342,7 @@ int request_new(Broker *b, Client *owner, const char *label, bool persistent,
 	if (!req)
 		return -ENOMEM;
 	b->next_request_id++;
+	req->direct = direct;
 
 	/* Group the lines by chip, in the order the caller named them. */
 	for (unsigned int i = 0; i < n; i++) {
@@ -373,8 +382,9 @@ int request_new(Broker *b, Client *owner, const char *label, bool persistent,
 	if (r < 0)
 		return r;
 	request_store(req);
-	log_info("request %s (\"%s\"): %u line(s) for %s uid %u%s", req->path, req->label, n,
-		 owner->name, (unsigned)req->uid, persistent ? ", persistent" : "");
+	log_info("request %s (\"%s\"): %u line(s) for %s uid %u%s%s", req->path, req->label, n,
+		 owner->name, (unsigned)req->uid, persistent ? ", persistent" : "",
+		 direct ? ", direct" : "");
 	*ret = TAKE_PTR(req);
 	return 0;
 }
@@ -386,6 +396,7 @@ int request_from_record(Broker *b, const struct gb_record *rec, Request **ret)
 
 	if (!req)
 		return -ENOMEM;
+	req->direct = rec->direct;
 	req->n_chips = rec->n_chips;
 	for (unsigned int k = 0; k < rec->n_chips; k++) {
 		ReqChip *rc = &req->chips[k];
@@ -425,6 +436,8 @@ int request_link(Request *req, Client *owner)
 	if (r < 0)
 		return r;
 	req->linked = true;
+	for (unsigned int k = 0; k < req->n_chips; k++)
+		req->chips[k].lreq.shared = req->direct;
 	for (unsigned int i = 0; i < req->n_lines; i++)
 		if (req->lines[i].line)
 			line_set_holder(req->lines[i].line, req, &req->lines[i].rc->lreq,
@@ -507,6 +520,7 @@ Request *request_free(Request *req)
 	free(req->chips);
 	free(req->lines);
 	free(req->groups);
+	free(req->revoke_pending);
 	free(req->label);
 	free(req->path);
 	free(req);

@@ -60,6 +60,10 @@ struct Request {
 	char *path;
 	char *label;
 	bool persistent;
+	/* Its owner has the kernel line fds too (direct.c, below): the broker reads no
+	 * edges from them, and a reload can only ask it to let go (revoke_pending). */
+	bool direct;
+	char *revoke_pending;       /* why the policy no longer allows it, or NULL */
 	bool linked;                /* live: on the bus, holding its lines */
 	Client *client;             /* owner connection (managed) / subscriber (persistent) */
 	uid_t uid;                  /* caller's uid at request time */
@@ -81,7 +85,7 @@ struct Request {
  * Request @p n lines for @p owner (the policy already allows it): each line must be
  * free. Live on return: on the bus, holding the lines, recorded for restarts.
  */
-int request_new(Broker *b, Client *owner, const char *label, bool persistent,
+int request_new(Broker *b, Client *owner, const char *label, bool persistent, bool direct,
 		unsigned int n, Line **lines, struct gb_line_config *configs,
 		Request **ret, sd_bus_error *error);
 /**
@@ -91,7 +95,8 @@ int request_new(Broker *b, Client *owner, const char *label, bool persistent,
 int request_from_record(Broker *b, const struct gb_record *rec, Request **ret);
 /** Make it live: bus object, its lines held, its owner's list. */
 int request_link(Request *req, Client *owner);
-/** Watch the kernel requests' edge events (every chip with an fd). */
+/** Watch the kernel requests' edge events (every chip with an fd; none for a
+ * direct request, whose owner reads them from its copy of the fds). */
 int request_start_events(Request *req);
 
 /**
@@ -151,5 +156,38 @@ int request_set_values(Request *req, unsigned int n, const unsigned int *idx,
 int request_reconfigure(Request *req, const struct gb_caller *caller, unsigned int n,
 			const unsigned int *idx, const struct gb_line_config *updates,
 			sd_bus_error *error);
+
+/*
+ * direct.c: direct requests, whose owner holds copies of the kernel line-request fds.
+ *
+ * Where the policy says "direct = yes", a client may ask for its request's kernel
+ * line fds (Request option "direct", then Request.GetLineFds()) and get, set and
+ * read edges with no broker in the path. The broker keeps its own copy of each fd,
+ * which is what lets it apply the safe state when the owner goes and hand the
+ * request to the fd store across a restart. What it gives up, because a dup shares
+ * the open file description and the kernel cannot revoke an fd:
+ *
+ *  - it reads no edges (request_start_events() skips a direct request), so it sends
+ *    the owner no Event or InitialState, and the lines have no watchers;
+ *  - the owner may drive outputs through its fd, so before the broker passes
+ *    settings to the kernel it reads the levels back (direct_refresh_values());
+ *  - a policy reload cannot take the request back: it is reported to the owner
+ *    (RevokePending) and ends when the owner releases it or leaves the bus.
+ */
+/**
+ * May @p caller have a direct request of these @p n lines? PermissionDenied naming
+ * the entry (file:line) without "direct = yes"; Busy for a line with watchers (the
+ * broker would no longer see its edges). 0 or a bus error.
+ */
+int direct_check_request(Broker *b, const struct gb_caller *caller, unsigned int n,
+			 Line **lines, sd_bus_error *error);
+/** Take each output's level from the kernel into the request's settings. */
+void direct_refresh_values(Request *req);
+/**
+ * After a policy reload (or a restore): if the policy no longer allows @p req
+ * (or no longer says "direct = yes"), log it and tell the owner (RevokePending
+ * signal and property); if it allows it again, clear that.
+ */
+void direct_revalidate(Request *req);
 
 #endif

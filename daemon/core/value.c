@@ -113,7 +113,8 @@ static int read_levels(Request *req, const bool *which, struct gb_event **ret, s
 			clock = req->lines[i].config.event_clock;
 			n++;
 		}
-	if (!n || !req->client)
+	/* A direct request's owner reads levels from its own fds. */
+	if (!n || !req->client || req->direct)
 		return 0;
 	evs = calloc(n, sizeof(*evs));
 	if (!evs)

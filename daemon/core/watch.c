@@ -230,6 +230,14 @@ int watch_new(Broker *b, Client *c, Line *l, Watch **ret, struct gb_event *initi
 	bool fresh = false;
 	int r;
 
+	if (l->holder && l->holder_lreq && l->holder_lreq->shared)
+		/* Its owner reads the edges from its own copy of the fd; the broker
+		 * reading them too would take them from the owner. */
+		return sd_bus_error_setf(error, GB_ERROR_BUSY,
+					 "line %s:%u is held by a direct request (label \"%s\"), whose "
+					 "owner reads its edges from the kernel itself: it has no watchers",
+					 l->chip->name, l->offset,
+					 gpiod_line_info_get_consumer(l->info) ?: "");
 	if (!l->holder && !l->source) {
 		r = source_open(l, error);
 		if (r < 0)

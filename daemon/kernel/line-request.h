@@ -38,6 +38,9 @@ typedef struct LineReq {
 	int raw_fd;                    /* ... which is a bare uAPI fd */
 	unsigned int n_kern;           /* the kernel request's line order */
 	unsigned int kern_offsets[GB_RECORD_MAX_KERN];
+	/* A client holds a copy of the fd (a direct request): its events are that
+	 * client's to read, so nobody in the broker may read them. */
+	bool shared;
 } LineReq;
 
 /** Nothing requested yet (raw_fd -1). */

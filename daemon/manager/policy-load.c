@@ -64,6 +64,10 @@ static void revalidate_requests(Broker *b)
 		char reason[512] = "";
 
 		next = req->next;
+		if (req->direct) {
+			direct_revalidate(req); /* reported, not revoked: see request.h */
+			continue;
+		}
 		if (!request_policy_allows(req, reason, sizeof(reason))) {
 			char why[600];
 

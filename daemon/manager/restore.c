@@ -127,7 +127,8 @@ static const char *refuse_reason(Request *req, unsigned int n_fds, Client *owner
 			       "its fds did not survive the restart (no fd store?)";
 	if (!req->persistent && !owner)
 		return "its owner left the bus while the broker was down";
-	if (!request_policy_allows(req, why, sizeof(why))) {
+	/* A direct owner still has its fds: refusing would not free the lines. */
+	if (!req->direct && !request_policy_allows(req, why, sizeof(why))) {
 		snprintf(buf, size, "not allowed by the policy after the restart: %s", why);
 		return buf;
 	}
@@ -214,10 +215,12 @@ static void restore_one(Broker *b, uint64_t id, StatePassed *p)
 	} else {
 		request_save(req); /* the subscriber may be gone */
 	}
-	log_info("request %s (\"%s\") restored after a restart: %u line(s), uid %u, %s%s",
+	log_info("request %s (\"%s\") restored after a restart: %u line(s), uid %u, %s%s%s",
 		 req->path, req->label, req->n_lines, (unsigned)req->uid,
-		 req->persistent ? "persistent" : "managed",
+		 req->persistent ? "persistent" : "managed", req->direct ? ", direct" : "",
 		 req->client ? (req->persistent ? ", subscriber still here" : ", owner still here") : "");
+	if (req->direct)
+		direct_revalidate(req);
 	TAKE_PTR(req);
 }
 

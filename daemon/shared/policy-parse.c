@@ -304,7 +304,7 @@ enum {
 	K_CHIP, K_OFFSET, K_OFFSETS, K_LINE_NAME, K_USERS, K_GROUPS, K_DIRECTIONS,
 	K_DIRECTION_MAY_CHANGE, K_EDGES, K_BIAS, K_DRIVE, K_PERSISTENT, K_LABEL_PREFIX,
 	K_SAFE_STATE, K_INITIAL_VALUE, K_ROOT_BYPASS, K_WATCH_USERS, K_WATCH_GROUPS,
-	K_MAX_WATCHERS,
+	K_MAX_WATCHERS, K_DIRECT,
 };
 
 static const struct {
@@ -331,6 +331,7 @@ static const struct {
 	{ "watch-users", K_WATCH_USERS, 3 },
 	{ "watch-groups", K_WATCH_GROUPS, 3 },
 	{ "max-watchers", K_MAX_WATCHERS, 3 },
+	{ "direct", K_DIRECT, 3 },
 };
 
 static int set_key(struct parser *p, const char *key, char *value)
@@ -418,6 +419,8 @@ static int set_key(struct parser *p, const char *key, char *value)
 		return parse_bool(p, key, value, &e->direction_may_change);
 	case K_PERSISTENT:
 		return parse_bool(p, key, value, &e->persistent);
+	case K_DIRECT:
+		return parse_bool(p, key, value, &e->direct);
 	case K_ROOT_BYPASS:
 		r = parse_bool(p, key, value, &b);
 		if (r >= 0)
@@ -462,6 +465,36 @@ static bool valid_name(const char *s)
 		if (!isalnum((unsigned char)*s) && !strchr("-_.", *s))
 			return false;
 	return true;
+}
+
+/* The kernel fd lets its holder set any direction, edge, bias and drive, and the
+ * kernel has no way to take it back: "direct" is accepted only where the entry
+ * already allows all of that, so the fd gives away nothing the policy withholds. */
+static void check_direct(struct parser *p, const struct gb_policy_entry *e, bool both)
+{
+	const unsigned int all_edges = GB_BIT(GPIOD_LINE_EDGE_NONE) | GB_BIT(GPIOD_LINE_EDGE_RISING) |
+				       GB_BIT(GPIOD_LINE_EDGE_FALLING) | GB_BIT(GPIOD_LINE_EDGE_BOTH);
+	const unsigned int all_biases = GB_BIT(GPIOD_LINE_BIAS_AS_IS) | GB_BIT(GPIOD_LINE_BIAS_DISABLED) |
+					GB_BIT(GPIOD_LINE_BIAS_PULL_UP) | GB_BIT(GPIOD_LINE_BIAS_PULL_DOWN);
+	const unsigned int all_drives = GB_BIT(GPIOD_LINE_DRIVE_PUSH_PULL) |
+					GB_BIT(GPIOD_LINE_DRIVE_OPEN_DRAIN) |
+					GB_BIT(GPIOD_LINE_DRIVE_OPEN_SOURCE);
+	char missing[300] = "";
+
+#define MISSING(cond, text) \
+	if (cond) \
+		snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s", \
+			 *missing ? "; " : "", text)
+	MISSING(!both, "directions = input, output");
+	MISSING(!e->direction_may_change, "direction-may-change = yes");
+	MISSING((e->edges & all_edges) != all_edges, "edges = rising, falling, both");
+	MISSING((e->biases & all_biases) != all_biases, "bias = as-is, disabled, pull-up, pull-down");
+	MISSING((e->drives & all_drives) != all_drives, "drive = push-pull, open-drain, open-source");
+#undef MISSING
+	if (*missing)
+		ERR(p, "[%s %s]: direct = yes hands out the kernel line fd, which can set anything; "
+		    "the entry must allow all of it: missing %s", e->group ? "group" : "line",
+		    e->name, missing);
 }
 
 /* A section ends: check it as a whole, then keep or drop it. */
@@ -510,6 +543,8 @@ static int end_section(struct parser *p)
 	if (e->initial_value >= 0 && !out)
 		ERR(p, "[%s %s]: 'initial-value' needs output in 'directions'",
 		    e->group ? "group" : "line", e->name);
+	if (e->direct)
+		check_direct(p, e, in && out);
 	p->line = line;
 
 	if (p->n_errors == before) {

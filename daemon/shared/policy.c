@@ -320,6 +320,26 @@ int gb_policy_check_watch(const struct gb_policy *p, const struct gb_line_ident 
 	return 0;
 }
 
+int gb_policy_check_direct(const struct gb_policy *p, const struct gb_line_ident *l,
+			   const struct gb_caller *c, char *reason, size_t size)
+{
+	const struct gb_policy_entry *e;
+	char where[300];
+	int r;
+
+	reason[0] = '\0';
+	if (root_bypass(p, c))
+		return 0;
+	r = entry_for(p, l, c, &e, reason, size);
+	if (r < 0)
+		return r;
+	if (e->direct)
+		return 0;
+	gb_policy_entry_describe(e, where, sizeof(where));
+	snprintf(reason, size, "direct line fds are not allowed by %s: it needs direct = yes", where);
+	return -EACCES;
+}
+
 int gb_policy_check_use(const struct gb_policy *p, const struct gb_line_ident *l,
 			const struct gb_caller *c, char *reason, size_t size)
 {

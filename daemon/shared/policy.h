@@ -67,6 +67,10 @@ struct gb_policy_entry {
 	unsigned int drives;     /* GB_BIT(enum gpiod_line_drive); PUSH_PULL always included */
 	bool persistent;
 	char *label_prefix;
+	/* the holder may have the kernel line-request fds (Request option "direct");
+	 * the parser allows it only where the entry already allows every setting the
+	 * fd can make */
+	bool direct;
 
 	/* safety */
 	enum gb_safe_state safe_state;
@@ -155,6 +159,13 @@ int gb_policy_check_request(const struct gb_policy *p, const struct gb_line_iden
 int gb_policy_check_reconfigure(const struct gb_policy *p, const struct gb_line_ident *l,
 				const struct gb_caller *c, const struct gb_line_config *old,
 				const struct gb_line_config *new, char *reason, size_t size);
+
+/**
+ * May @p c have the kernel line fds of its request of @p l ("direct = yes")? 0, or
+ * -EACCES with the missing rule and the entry's file:line in @p reason.
+ */
+int gb_policy_check_direct(const struct gb_policy *p, const struct gb_line_ident *l,
+			   const struct gb_caller *c, char *reason, size_t size);
 
 /** May @p c use the line at all (get, set, release)? */
 int gb_policy_check_use(const struct gb_policy *p, const struct gb_line_ident *l,

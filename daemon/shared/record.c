@@ -32,8 +32,11 @@ int gb_record_write(const struct gb_record *rec, FILE *f)
 		GB_RECORD_VERSION, rec->id, rec->label, (unsigned)rec->uid, (unsigned)rec->gid);
 	for (size_t i = 0; i < rec->n_groups; i++)
 		fprintf(f, "%s%u", i ? "," : "", (unsigned)rec->groups[i]);
-	fprintf(f, "\npersistent=%d\nowner=%s\nchips=%u\n", rec->persistent,
-		rec->owner ? rec->owner : "", rec->n_chips);
+	fprintf(f, "\npersistent=%d\n", rec->persistent);
+	/* Written only when set, so a record of a plain request reads as before. */
+	if (rec->direct)
+		fprintf(f, "direct=1\n");
+	fprintf(f, "owner=%s\nchips=%u\n", rec->owner ? rec->owner : "", rec->n_chips);
 	for (unsigned int k = 0; k < rec->n_chips; k++) {
 		const struct gb_record_chip *c = &rec->chips[k];
 
@@ -256,6 +259,12 @@ static const char *parse_item(struct gb_record *rec, struct parse_state *ps, con
 		if (strcmp(val, "0") && strcmp(val, "1"))
 			return "invalid persistent flag";
 		rec->persistent = val[0] == '1';
+		return NULL;
+	}
+	if (strcmp(key, "direct") == 0) {
+		if (strcmp(val, "0") && strcmp(val, "1"))
+			return "invalid direct flag";
+		rec->direct = val[0] == '1';
 		return NULL;
 	}
 	if (strcmp(key, "owner") == 0) {

@@ -50,6 +50,7 @@ struct gb_record {
 	gid_t *groups;
 	size_t n_groups;
 	bool persistent;
+	bool direct;                                /* its holder has the line fds too */
 	char *owner;                                /* unique bus name, or "" */
 	unsigned int n_chips;
 	struct gb_record_chip *chips;

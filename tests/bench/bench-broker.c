@@ -7,6 +7,8 @@
  *             and a plain D-Bus round trip to the bus daemon (GetId)
  *   broker.*  the same through libgpiobroker and the broker; burst delivery; CPU per
  *             1000 events; RSS idle and with 1000 connected clients
+ *   direct.*  the same on a direct request (the kernel line fds the broker handed
+ *             over: libgpiobroker's ioctls and reads, no broker in the path)
  *   ratio.*   broker / limit
  *   target.*  the issue's targets, each with PASS or MISS
  *
@@ -47,7 +49,7 @@
 #define HOLD_FIRST  64
 #define CLIENTS     (getenv("GB_TEST_BENCH_CLIENTS") ? atoi(getenv("GB_TEST_BENCH_CLIENTS")) : 1000)
 
-#define POLICY GB_TEST_POLICY_ALL("gbbench", "0-511")
+#define POLICY GB_TEST_POLICY_ALL("gbbench", "0-511") "direct = yes\n"
 
 static struct gb_sim_chip *sim;
 static const char *chip;
@@ -301,6 +303,101 @@ static void broker_burst(struct gpiobroker *b, int *sent, int *delivered, uint64
 	free(rec.lat);
 }
 
+/* --- direct requests ---------------------------------------------------------- */
+
+static struct gpiobroker_request *fd_request(struct gpiobroker *b, size_t n, const char *const *lines,
+					     const struct gpiobroker_line_settings *s, const char *label)
+{
+	struct gpiobroker_request *r = gpiobroker_request_array(b, n, lines, s, label,
+								GPIOBROKER_REQUEST_DIRECT);
+
+	ck_assert_msg(r != NULL, "%s", gpiobroker_last_error_message(b));
+	ck_assert(gpiobroker_request_is_direct(r));
+	return r;
+}
+
+static void fd_setget(struct gpiobroker *b, struct pct *set, struct pct *get)
+{
+	struct gpiobroker_line_settings s;
+	const char *line = spec(LINE_OUT);
+	struct gpiobroker_request *r;
+	long long *t = calloc(iters, sizeof(*t));
+
+	gpiobroker_line_settings_init(&s);
+	s.direction = GPIOBROKER_DIRECTION_OUTPUT;
+	r = fd_request(b, 1, &line, &s, "bench-direct");
+	for (int i = 0; i < iters; i++) {
+		long long t0 = gb_now_ns();
+
+		ck_assert_int_eq(gpiobroker_set_value(r, 0, i & 1), 0);
+		t[i] = gb_now_ns() - t0;
+	}
+	*set = pct_us(t, iters);
+	for (int i = 0; i < iters; i++) {
+		long long t0 = gb_now_ns();
+
+		ck_assert_int_ge(gpiobroker_get_value(r, 0), 0);
+		t[i] = gb_now_ns() - t0;
+	}
+	*get = pct_us(t, iters);
+	ck_assert_int_eq(gpiobroker_free(r), 0);
+	free(t);
+}
+
+static void fd_edges(struct gpiobroker *b, struct pct *lat)
+{
+	struct gpiobroker_line_settings s;
+	const char *line = spec(LINE_EDGE);
+	struct gpiobroker_request *r;
+	struct edge_rec rec = { .lat = calloc(edges, sizeof(long long)), .max = edges };
+
+	gpiobroker_line_settings_init(&s);
+	s.direction = GPIOBROKER_DIRECTION_INPUT;
+	s.edge = GPIOBROKER_EDGE_BOTH;
+	r = fd_request(b, 1, &line, &s, "bench-direct-edge");
+	ck_assert_int_eq(gpiobroker_to_irq(r, on_edge, &rec), 0);
+	for (int i = 0; i < edges; i++) {
+		ck_assert_int_eq(gb_sim_set_pull(sim, LINE_EDGE, !(i & 1)), 0);
+		wait_events(b, &rec, i + 1, 5000);
+		ck_assert_int_eq(rec.n, i + 1);
+	}
+	*lat = pct_us(rec.lat, edges);
+	ck_assert_int_eq(gpiobroker_free(r), 0);
+	free(rec.lat);
+}
+
+static void fd_burst(struct gpiobroker *b, int *sent, int *delivered, uint64_t *lost)
+{
+	const char *lines[BURST_LINES];
+	char names[BURST_LINES][64];
+	struct gpiobroker_line_settings s[BURST_LINES];
+	struct gpiobroker_request *r;
+	struct edge_rec rec = { .lat = calloc(BURST_LINES * BURST_ROUNDS, sizeof(long long)),
+				.max = BURST_LINES * BURST_ROUNDS };
+
+	for (int i = 0; i < BURST_LINES; i++) {
+		snprintf(names[i], sizeof(names[i]), "%s:%d", chip, BURST_FIRST + i);
+		lines[i] = names[i];
+		gpiobroker_line_settings_init(&s[i]);
+		s[i].direction = GPIOBROKER_DIRECTION_INPUT;
+		s[i].edge = GPIOBROKER_EDGE_BOTH;
+	}
+	r = fd_request(b, BURST_LINES, lines, s, "bench-direct-burst");
+	ck_assert_int_eq(gpiobroker_to_irq(r, on_edge, &rec), 0);
+	*sent = 0;
+	/* broker_burst() left the lines low (an even number of rounds). */
+	for (int round = 0; round < BURST_ROUNDS; round++) {
+		for (int i = 0; i < BURST_LINES; i++)
+			ck_assert_int_eq(gb_sim_set_pull(sim, BURST_FIRST + i, !(round & 1)), 0);
+		*sent += BURST_LINES;
+		wait_events(b, &rec, *sent, 2000);
+	}
+	*delivered = rec.n;
+	*lost = gpiobroker_request_get_events_lost(r);
+	ck_assert_int_eq(gpiobroker_free(r), 0);
+	free(rec.lat);
+}
+
 static void out_mem(const char *when, pid_t broker)
 {
 	static const char *const fields[] = { "RssAnon", "RssFile", "VmHWM" };
@@ -349,9 +446,29 @@ static void many_clients(pid_t broker, long *rss_idle, long *rss_many, int *fds,
 	free(c);
 }
 
+/* The direct request's figures and targets, against libgpiod in-process. */
+static void print_direct(const struct pct *f_set, const struct pct *f_get, const struct pct *f_edge,
+			 const struct pct *d_set, const struct pct *d_get, const struct pct *d_edge,
+			 int sent, int delivered, uint64_t lost)
+{
+	out_pct("direct.set_rtt", *f_set);
+	out_pct("direct.get_rtt", *f_get);
+	out_pct("direct.edge_latency", *f_edge);
+	out("direct.burst_sent", sent, "events");
+	out("direct.burst_delivered", delivered, "events");
+	out("direct.burst_lost_counted", lost, "events");
+	out("direct.burst_unaccounted", sent - delivered - (int)lost, "events");
+	out("ratio.direct_get_p50_vs_gpiod", f_get->p50 / d_get->p50, "x");
+	target("target.direct_set_p50", f_set->p50 / d_set->p50, 1.5, "x gpiod set (<= 1.5)");
+	target("target.direct_edge_p50", f_edge->p50 / d_edge->p50, 1.3, "x gpiod edge (<= 1.3)");
+	target("target.direct_burst_unaccounted", sent - delivered - (int)lost, 0, "events (= 0)");
+}
+
 START_TEST(test_bench)
 {
-	struct pct d_set, d_get, d_edge, bus, ping, b_set, b_get, b_edge;
+	struct pct d_set, d_get, d_edge, bus, ping, b_set, b_get, b_edge, f_set, f_get, f_edge;
+	int f_sent, f_delivered;
+	uint64_t f_lost;
 	struct gpiobroker *b;
 	sd_bus *root;
 	long long cpu0, cpu1;
@@ -386,6 +503,9 @@ START_TEST(test_bench)
 	broker_edges(b, &b_edge);
 	broker_burst(b, &sent, &delivered, &lost);
 	cpu1 = gb_proc_cpu_ns(broker);
+	fd_setget(b, &f_set, &f_get);
+	fd_edges(b, &f_edge);
+	fd_burst(b, &f_sent, &f_delivered, &f_lost);
 	gpiobroker_close(b);
 	many_clients(broker, &rss_idle, &rss_many, &fds, &holding);
 
@@ -425,6 +545,7 @@ START_TEST(test_bench)
 	target("target.edge_added_p50", (b_edge.p50 - d_edge.p50) / bus.p50, 1.5,
 	       "x bus rtt, minus gpiod (<= 1.5)");
 	target("target.burst_unaccounted", sent - delivered - (int)lost, 0, "events (= 0)");
+	print_direct(&f_set, &f_get, &f_edge, &d_set, &d_get, &d_edge, f_sent, f_delivered, f_lost);
 	/* VmRSS counts the shared libraries' resident pages (libc, libsystemd and what
 	 * it links: shared with every process using them); private is the broker's own. */
 	target("target.rss_idle_vmrss", rss_start, 2048, "KiB (<= 2048)");

@@ -3,7 +3,8 @@
  * libgpiobroker across a broker restart: the notify harness plays systemd's fd
  * store (tests/lib/notify-harness.c), the broker is SIGKILLed and started again,
  * and takes the request over. The library must follow it: BROKER_GONE, then
- * BROKER_RESTARTED, then the edges of the same request again.
+ * BROKER_RESTARTED, then the edges of the same request again; a direct request
+ * comes back direct, its level as its owner drove it.
  */
 #include <check.h>
 #include <signal.h>
@@ -13,10 +14,12 @@
 
 #include "bench.h"
 #include "brokertest.h"
+#include "bus-util.h"
 #include "client-util.h"
 #include "gpiobroker.h"
 #include "gpiosim.h"
 #include "notify-harness.h"
+#include "org.gpiodbroker1.h"
 #include "testmain.h"
 #include "timing.h"
 #include "users.h"
@@ -96,6 +99,80 @@ START_TEST(test_library_follows_a_restarted_broker)
 }
 END_TEST
 
+/* A direct request across a restart: its fds go to the store and come back to the
+ * new broker, which takes it over still direct (its record says so), reads no
+ * edges of it, and leaves the level the owner drove through its fd as it is. */
+START_TEST(test_direct_request_survives_a_restart)
+{
+	static const char *const policy =
+		"[group direct]\nchip = gbcldir\noffsets = 0-1\nusers = *\n"
+		"directions = input, output\ndirection-may-change = yes\n"
+		"edges = rising, falling, both\nbias = as-is, disabled, pull-up, pull-down\n"
+		"drive = push-pull, open-drain, open-source\nsafe-state = input\ndirect = yes\n";
+	const struct gb_broker_opts dopts = {
+		.args = GB_ARGS("--state-dir=/run/gb-test-client-state"), .policy = policy,
+	};
+	struct gb_sim_chip *sim = gb_sim_chip_new("gbcldir", 2, names);
+	struct gb_harness *h = gb_harness_new();
+	struct gpiobroker_line_settings s[2];
+	const char *lines[2] = { "gbcldir:0", "gbcldir:1" };
+	struct gpiobroker_request *req;
+	struct gpiobroker *b;
+	struct seen seen = { 0 };
+	pid_t broker;
+	bool output = false;
+
+	ck_assert_ptr_nonnull(sim);
+	ck_assert_int_eq(system("rm -rf /run/gb-test-client-state"), 0);
+	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
+	broker = gb_harness_start(h, &dopts, true);
+	b = gb_client_open_as(UID_ALICE);
+
+	gpiobroker_line_settings_init(&s[0]);
+	s[0].direction = GPIOBROKER_DIRECTION_OUTPUT;
+	gpiobroker_line_settings_init(&s[1]);
+	s[1].direction = GPIOBROKER_DIRECTION_INPUT;
+	s[1].edge = GPIOBROKER_EDGE_BOTH;
+	req = gpiobroker_request_array(b, 2, lines, s, "dir-ctl", GPIOBROKER_REQUEST_DIRECT);
+	ck_assert_msg(req != NULL, "%s", gpiobroker_last_error_message(b));
+	ck_assert(gpiobroker_request_is_direct(req));
+	ck_assert_int_eq(gpiobroker_to_irq(req, on_irq, &seen), 0);
+	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
+	/* Driven through the fd only: the broker's record still says 0. */
+	ck_assert_int_eq(gpiobroker_set_value(req, 0, 1), 0);
+	ck_assert_int_eq(gb_sim_get_value(sim, 0), 1);
+
+	gb_broker_kill(broker);
+	/* While it is down the fds keep working: they are the kernel's. */
+	ck_assert_int_eq(gb_sim_set_pull(sim, 1, true), 0);
+	ck_assert(gb_client_wait_count(&b, 1, &seen.n, 1, 10000));
+	broker = gb_harness_start(h, &dopts, true);
+	ck_assert(gb_client_wait_count(&b, 1, &seen.restarted, 1, 10000));
+	ck_assert_int_eq(gb_sim_get_value(sim, 0), 1);
+	ck_assert(gb_sim_line_used(sim, 0, &output, NULL, 0));
+	ck_assert(output);
+	ck_assert(gb_get_prop_bool(gpiobroker_get_bus(b), gpiobroker_request_get_path(req),
+				   GB_IFACE_REQUEST, "Direct"));
+
+	/* The new broker reads no edges of it: every one still reaches the owner. */
+	usleep(20000); /* UML ticks at 100 Hz: closer edges coalesce */
+	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
+	ck_assert(gb_client_wait_count(&b, 1, &seen.n, 2, 10000));
+	ck_assert_int_eq(seen.last_edge, GPIOBROKER_EDGE_FALLING);
+	/* A reconfigure through the new broker keeps the level the fd drove. */
+	ck_assert_int_eq(gpiobroker_direction_output(req, 1, 0), 0);
+	ck_assert_int_eq(gb_sim_get_value(sim, 0), 1);
+	ck_assert_int_eq(gpiobroker_free(req), 0);
+	ck_assert(gb_harness_wait_n_fds(h, 0, 5000));
+	ck_assert(!gb_sim_line_used(sim, 0, NULL, NULL, 0));
+	gpiobroker_close(b);
+
+	ck_assert_int_eq(gb_broker_stop(broker), 0);
+	gb_harness_free(h);
+	gb_sim_chip_free(sim);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("client-restart");
@@ -104,5 +181,6 @@ int main(int argc, char **argv)
 	gb_bench_enter(argc, argv);
 	tc = gb_tcase_new(s, "restart", NULL, NULL, 120 * gb_slow());
 	tcase_add_test(tc, test_library_follows_a_restarted_broker);
+	tcase_add_test(tc, test_direct_request_survives_a_restart);
 	return gb_run_suite(s);
 }

@@ -259,6 +259,81 @@ START_TEST(test_watch)
 }
 END_TEST
 
+/* "direct": only on entries that already allow everything the kernel fd can set,
+ * with a file:line error naming each missing rule; then the check itself. */
+#define DIRECT_ALL "chip = c\noffset = 1\nusers = 1000\ndirections = input, output\n" \
+	"direction-may-change = yes\nedges = rising, falling, both\n" \
+	"bias = disabled, pull-up, pull-down\ndrive = open-drain, open-source\n"
+START_TEST(test_direct)
+{
+	static const struct {
+		const char *text, *error;
+	} cases[] = {
+		{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\ndirect = yes\n",
+		  "t.conf:1: [line a]: direct = yes hands out the kernel line fd, which can set anything; "
+		  "the entry must allow all of it: missing directions = input, output; "
+		  "direction-may-change = yes; edges = rising, falling, both; "
+		  "bias = as-is, disabled, pull-up, pull-down; drive = push-pull, open-drain, open-source" },
+		{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input, output\n"
+		  "edges = rising, falling, both\nbias = disabled, pull-up, pull-down\n"
+		  "drive = open-drain, open-source\ndirect = yes\n",
+		  "missing direction-may-change = yes\n" },
+		{ "[group g]\nchip = c\noffsets = 1-2\nusers = 1\ndirections = input, output\n"
+		  "direction-may-change = yes\nedges = both\nbias = disabled, pull-up, pull-down\n"
+		  "drive = open-drain, open-source\ndirect = yes\n",
+		  "t.conf:1: [group g]: direct = yes hands out the kernel line fd, which can set "
+		  "anything; the entry must allow all of it: missing edges = rising, falling, both\n" },
+		{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input, output\n"
+		  "direction-may-change = yes\nedges = rising, falling, both\nbias = pull-up\n"
+		  "drive = open-drain, open-source\ndirect = yes\n",
+		  "missing bias = as-is, disabled, pull-up, pull-down\n" },
+		{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input, output\n"
+		  "direction-may-change = yes\nedges = rising, falling, both\n"
+		  "bias = disabled, pull-up, pull-down\ndrive = open-drain\ndirect = yes\n",
+		  "missing drive = push-pull, open-drain, open-source\n" },
+		{ "[line a]\n" DIRECT_ALL "direct = sometimes\n", "t.conf:10: 'direct' must be yes or no" },
+		{ "[broker]\ndirect = yes\n", "t.conf:2: 'direct' does not belong in a [broker] section" },
+	};
+	const char *good = "[line fast]\n" DIRECT_ALL "direct = yes\n"
+			   "[line slow]\n" "chip = c\noffset = 2\nusers = 1000\ndirections = input, output\n"
+			   "direction-may-change = yes\nedges = rising, falling, both\n"
+			   "bias = disabled, pull-up, pull-down\ndrive = open-drain, open-source\n";
+	const struct gb_line_ident fast = { "c", "c", 1, "" }, slow = { "c", "c", 2, "" };
+	struct gb_caller owner = { 1000, 1000, NULL, 0 }, other = { 1001, 1001, NULL, 0 },
+			 root = { 0, 0, NULL, 0 };
+	char reason[512], *errors;
+	struct gb_policy *p;
+	int n;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		p = parse(cases[i].text, &errors, &n);
+		ck_assert_msg(n > 0, "case %zu accepted", i);
+		ck_assert_msg(errors && strstr(errors, cases[i].error), "case %zu: want '%s', got '%s'",
+			      i, cases[i].error, errors);
+		free(errors);
+		gb_policy_free(p);
+	}
+
+	p = parse(good, &errors, &n);
+	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
+	ck_assert(gb_policy_find_alias(p, "fast")->direct);
+	ck_assert(!gb_policy_find_alias(p, "slow")->direct);
+	ck_assert_int_eq(gb_policy_check_direct(p, &fast, &owner, reason, sizeof(reason)), 0);
+	ck_assert_int_eq(gb_policy_check_direct(p, &slow, &owner, reason, sizeof(reason)), -EACCES);
+	ck_assert_str_eq(reason, "direct line fds are not allowed by [line slow] (t.conf:11): "
+				 "it needs direct = yes");
+	/* Not a user of the entry: that is what is missing, whatever "direct" says. */
+	ck_assert_int_eq(gb_policy_check_direct(p, &fast, &other, reason, sizeof(reason)), -EACCES);
+	ck_assert_msg(strstr(reason, "uid 1001 is not among the users or groups of [line fast]"),
+		      "%s", reason);
+	ck_assert_int_eq(gb_policy_check_direct(p, &slow, &root, reason, sizeof(reason)), 0);
+	p->root_bypass = false;
+	ck_assert_int_eq(gb_policy_check_direct(p, &slow, &root, reason, sizeof(reason)), -EACCES);
+	gb_policy_free(p);
+	free(errors);
+}
+END_TEST
+
 START_TEST(test_nul_byte)
 {
 	struct gb_policy *p = gb_policy_new();
@@ -553,6 +628,7 @@ int main(void)
 	tcase_add_test(tc, test_valid);
 	tcase_add_loop_test(tc, test_errors, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, test_watch);
+	tcase_add_test(tc, test_direct);
 	tcase_add_test(tc, test_nul_byte);
 	tcase_add_test(tc, test_load);
 	tcase_add_test(tc, test_matrix);

@@ -78,8 +78,35 @@ START_TEST(test_round_trip)
 	ck_assert_int_eq(out.lines[1].config.edge, GPIOD_LINE_EDGE_BOTH);
 	ck_assert_int_eq(out.lines[0].safe_state, GB_SAFE_OUTPUT_LOW);
 	ck_assert_uint_eq(out.lines[2].chip, 1);
+	ck_assert(!out.direct);
+	/* A plain request's record says nothing of "direct": an older broker reads it. */
+	ck_assert_ptr_null(strstr(text, "direct"));
 	gb_record_clear(&out);
 	ck_assert_ptr_null(out.label);
+	free(text);
+}
+END_TEST
+
+/* A direct request stays direct across a restart: its record says so. */
+START_TEST(test_direct)
+{
+	struct gb_record in, out;
+	char *text, *copy = NULL, err[160];
+	unsigned int lineno;
+	size_t len;
+	FILE *f = open_memstream(&copy, &len);
+
+	free(write_sample(&in));
+	in.direct = true;
+	ck_assert_int_eq(gb_record_write(&in, f), 0);
+	fclose(f);
+	text = copy;
+	ck_assert_ptr_nonnull(strstr(text, "\ndirect=1\n"));
+	gb_record_init(&out);
+	ck_assert_int_eq(gb_record_parse(text, strlen(text), 42, &out, &lineno, err, sizeof(err)), 0);
+	ck_assert(out.direct);
+	ck_assert(out.persistent);
+	gb_record_clear(&out);
 	free(text);
 }
 END_TEST
@@ -106,6 +133,7 @@ START_TEST(test_damaged)
 		{ "uid=", NULL, "missing", 0 },
 		{ "groups=", "groups=1,,2\n", "invalid groups", 7 },
 		{ "persistent=", "persistent=yes\n", "invalid persistent", 8 },
+		{ "persistent=", "persistent=1\ndirect=yes\n", "invalid direct", 9 },
 		{ "owner=", "owner=nobody\n", "invalid owner", 9 },
 		{ "chips=", "chips=0\n", "invalid count", 10 },
 		{ "chip=gpiochip0", "chip=gpiochip0 2 3\n", "invalid chip offsets", 11 },
@@ -164,6 +192,7 @@ int main(void)
 
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_damaged);
+	tcase_add_test(tc, test_direct);
 	tcase_add_test(tc, test_fd_names);
 	suite_add_tcase(s, tc);
 	return gb_run_suite(s);

@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libgpiobroker's direct requests (direct-private.h): values and edges on the
+ * kernel line fds the broker handed over, with the GPIO v2 uAPI.
+ *
+ * The fds are dups of the broker's: they share one open file description, so
+ * nothing here changes its flags (O_NONBLOCK would change the broker's too). A
+ * read is preceded by a zero-timeout poll() instead, so it never blocks.
+ */
+#include "direct-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/gpio.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_KERN GPIO_V2_LINES_MAX
+/* Edge events read per read(2). */
+#define EVENT_BATCH 16
+
+struct line_fd {
+	struct gb_direct_req *req;
+	char *chip;
+	int fd;
+	unsigned int n_kern;
+	unsigned int kern[MAX_KERN]; /* offsets in the kernel request's order */
+	bool have_seqno;
+	uint32_t last_seqno;         /* the kernel's per-request seqno */
+	sd_event_source *source;
+};
+
+struct gb_direct_req {
+	struct gb_direct_conn *conn;
+	struct gb_direct_req *next;
+	struct gpiobroker_request *owner;
+	size_t n_fds;
+	struct line_fd *fds;
+	size_t n_lines;
+	unsigned int *line_fd;  /* per request index: which fd ... */
+	unsigned int *line_bit; /* ... and which bit of its value bitmaps */
+	unsigned int *line_off;
+	bool dead;              /* freed while an edge was being delivered */
+};
+
+struct gb_direct_conn {
+	int epfd;               /* -1 until the first direct request */
+	int bus_fd;             /* registered in epfd, -1 if not */
+	uint32_t bus_events;
+	struct gb_direct_req *reqs;
+	unsigned int delivering; /* nesting of edge delivery: frees are deferred */
+	sd_event *event;
+	int priority;
+};
+
+static struct gb_direct_conn *conn_get(struct gb_direct_conn **connp)
+{
+	if (!*connp) {
+		*connp = calloc(1, sizeof(**connp));
+		if (*connp) {
+			(*connp)->epfd = -1;
+			(*connp)->bus_fd = -1;
+		}
+	}
+	return *connp;
+}
+
+static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+static int line_fd_watch(struct gb_direct_conn *c, struct line_fd *lf)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = lf };
+	int r;
+
+	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, lf->fd, &ev) < 0)
+		return -errno;
+	if (!c->event)
+		return 0;
+	r = sd_event_add_io(c->event, &lf->source, lf->fd, EPOLLIN, on_io, lf);
+	if (r >= 0)
+		r = sd_event_source_set_priority(lf->source, c->priority);
+	return r < 0 ? r : 0;
+}
+
+static void line_fd_close(struct gb_direct_conn *c, struct line_fd *lf)
+{
+	lf->source = sd_event_source_disable_unref(lf->source);
+	if (lf->fd >= 0) {
+		if (c->epfd >= 0)
+			epoll_ctl(c->epfd, EPOLL_CTL_DEL, lf->fd, NULL);
+		close(lf->fd);
+		lf->fd = -1;
+	}
+	free(lf->chip);
+	lf->chip = NULL;
+}
+
+static void req_destroy(struct gb_direct_req *d)
+{
+	free(d->fds);
+	free(d->line_fd);
+	free(d->line_bit);
+	free(d->line_off);
+	free(d);
+}
+
+static void sweep(struct gb_direct_conn *c)
+{
+	for (struct gb_direct_req **pp = &c->reqs; *pp;) {
+		struct gb_direct_req *d = *pp;
+
+		if (d->dead) {
+			*pp = d->next;
+			req_destroy(d);
+		} else {
+			pp = &d->next;
+		}
+	}
+}
+
+void gb_direct_req_free(struct gb_direct_conn *c, struct gb_direct_req *d)
+{
+	if (!d)
+		return;
+	for (size_t k = 0; k < d->n_fds; k++)
+		line_fd_close(c, &d->fds[k]);
+	d->n_fds = 0;
+	d->dead = true;
+	if (!c->delivering)
+		sweep(c);
+}
+
+/* Read one (sauh) entry of GetLineFds' reply into @p lf. */
+static int read_entry(sd_bus_message *reply, struct line_fd *lf)
+{
+	const char *chip;
+	const void *offs;
+	size_t size;
+	int fd, r;
+
+	r = sd_bus_message_enter_container(reply, 'r', "sauh");
+	if (r <= 0)
+		return r;
+	r = sd_bus_message_read(reply, "s", &chip);
+	if (r >= 0)
+		r = sd_bus_message_read_array(reply, 'u', &offs, &size);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "h", &fd);
+	if (r >= 0)
+		r = sd_bus_message_exit_container(reply);
+	if (r < 0)
+		return r;
+	if (size / sizeof(uint32_t) > MAX_KERN)
+		return -EBADMSG;
+	/* The message owns its fd: ours is a copy, close-on-exec. */
+	lf->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (lf->fd < 0)
+		return -errno;
+	lf->chip = strdup(chip);
+	if (!lf->chip)
+		return -ENOMEM;
+	lf->n_kern = size / sizeof(uint32_t);
+	memcpy(lf->kern, offs, size);
+	/* Only the connection that made the request gets its fds, right after: the
+	 * kernel numbers its events from 1, so a first event numbered 5 means the
+	 * four before it overflowed the kernel's buffer. */
+	lf->have_seqno = true;
+	lf->last_seqno = 0;
+	return 1;
+}
+
+int gb_direct_open(struct gb_direct_conn **connp, sd_bus *bus, const char *path,
+		   struct gpiobroker_request *owner, size_t n_lines, char *const *chips,
+		   const unsigned int *offsets, struct gb_direct_req **ret, sd_bus_error *e)
+{
+	struct gb_direct_conn *c = conn_get(connp);
+	sd_bus_message *reply = NULL;
+	struct gb_direct_req *d;
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	if (c->epfd < 0) {
+		c->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (c->epfd < 0)
+			return -errno;
+	}
+	if (c->bus_fd < 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+		int fd = sd_bus_get_fd(bus);
+
+		if (fd < 0)
+			return fd;
+		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+			return -errno;
+		c->bus_fd = fd;
+		c->bus_events = EPOLLIN;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->conn = c;
+	d->owner = owner;
+	d->n_lines = n_lines;
+	d->fds = calloc(n_lines ? n_lines : 1, sizeof(*d->fds));
+	d->line_fd = calloc(n_lines ? n_lines : 1, sizeof(unsigned int));
+	d->line_bit = calloc(n_lines ? n_lines : 1, sizeof(unsigned int));
+	d->line_off = calloc(n_lines ? n_lines : 1, sizeof(unsigned int));
+	if (!d->fds || !d->line_fd || !d->line_bit || !d->line_off) {
+		req_destroy(d);
+		return -ENOMEM;
+	}
+	d->next = c->reqs;
+	c->reqs = d;
+
+	r = sd_bus_call_method(bus, "org.gpiodbroker1", path, "org.gpiodbroker1.Request",
+			       "GetLineFds", e, &reply, "");
+	if (r >= 0)
+		r = sd_bus_message_enter_container(reply, 'a', "(sauh)");
+	while (r >= 0 && d->n_fds < n_lines) {
+		struct line_fd *lf = &d->fds[d->n_fds];
+
+		lf->fd = -1;
+		lf->req = d;
+		r = read_entry(reply, lf);
+		if (r <= 0) {
+			free(lf->chip);
+			lf->chip = NULL;
+			if (lf->fd >= 0)
+				close(lf->fd);
+			lf->fd = -1;
+			break;
+		}
+		d->n_fds++;
+	}
+	sd_bus_message_unref(reply);
+	/* Where each line of the request is: its chip's fd, its place in that order. */
+	for (size_t i = 0; r >= 0 && i < n_lines; i++) {
+		bool found = false;
+
+		for (size_t k = 0; !found && k < d->n_fds; k++)
+			for (unsigned int j = 0; !found && strcmp(d->fds[k].chip, chips[i]) == 0 &&
+						 j < d->fds[k].n_kern; j++)
+				if (d->fds[k].kern[j] == offsets[i]) {
+					d->line_fd[i] = k;
+					d->line_bit[i] = j;
+					d->line_off[i] = offsets[i];
+					found = true;
+				}
+		if (!found)
+			r = -EBADMSG; /* the broker did not hand over every line */
+	}
+	for (size_t k = 0; r >= 0 && k < d->n_fds; k++)
+		r = line_fd_watch(c, &d->fds[k]);
+	if (r < 0) {
+		gb_direct_req_free(c, d);
+		return r;
+	}
+	*ret = d;
+	return 0;
+}
+
+void gb_direct_conn_free(struct gb_direct_conn *c)
+{
+	if (!c)
+		return;
+	for (struct gb_direct_req *d = c->reqs; d; d = d->next)
+		for (size_t k = 0; k < d->n_fds; k++)
+			line_fd_close(c, &d->fds[k]);
+	for (struct gb_direct_req *d = c->reqs; d; d = d->next)
+		d->dead = true;
+	sweep(c);
+	c->event = sd_event_unref(c->event);
+	if (c->epfd >= 0)
+		close(c->epfd);
+	free(c);
+}
+
+#define IDX(idx, i) ((idx) ? (idx)[i] : (unsigned int)(i))
+
+int gb_direct_get(struct gb_direct_req *d, size_t n, const unsigned int idx[], int values[])
+{
+	for (size_t i = 0; i < n; i++)
+		if (IDX(idx, i) >= d->n_lines)
+			return -EINVAL;
+	/* One ioctl per fd that has any of the lines. */
+	for (size_t k = 0; k < d->n_fds; k++) {
+		struct gpio_v2_line_values v = { 0 };
+
+		for (size_t i = 0; i < n; i++)
+			if (d->line_fd[IDX(idx, i)] == k)
+				v.mask |= 1ull << d->line_bit[IDX(idx, i)];
+		if (!v.mask)
+			continue;
+		if (ioctl(d->fds[k].fd, GPIO_V2_LINE_GET_VALUES_IOCTL, &v) < 0)
+			return -errno;
+		for (size_t i = 0; i < n; i++)
+			if (d->line_fd[IDX(idx, i)] == k)
+				values[i] = !!(v.bits & (1ull << d->line_bit[IDX(idx, i)]));
+	}
+	return 0;
+}
+
+int gb_direct_set(struct gb_direct_req *d, size_t n, const unsigned int idx[], const int values[])
+{
+	if (!values)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (IDX(idx, i) >= d->n_lines)
+			return -EINVAL;
+	for (size_t k = 0; k < d->n_fds; k++) {
+		struct gpio_v2_line_values v = { 0 };
+
+		for (size_t i = 0; i < n; i++)
+			if (d->line_fd[IDX(idx, i)] == k) {
+				uint64_t bit = 1ull << d->line_bit[IDX(idx, i)];
+
+				v.mask |= bit;
+				if (values[i])
+					v.bits |= bit;
+			}
+		/* The kernel refuses inputs with EPERM, as the broker's NotOutput. */
+		if (v.mask && ioctl(d->fds[k].fd, GPIO_V2_LINE_SET_VALUES_IOCTL, &v) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Read what @p lf has queued now, delivering each edge. Count, or -errno. */
+static int read_fd(struct line_fd *lf)
+{
+	struct gb_direct_req *d = lf->req;
+	struct gpio_v2_line_event ev[EVENT_BATCH];
+	struct pollfd p = { .fd = lf->fd, .events = POLLIN };
+	ssize_t len;
+	int n = 0;
+
+	if (lf->fd < 0 || poll(&p, 1, 0) <= 0)
+		return 0;
+	if (!(p.revents & POLLIN)) {
+		/* Hung up (the chip is gone): stop waking for it; the broker says ChipGone. */
+		if (d->conn->epfd >= 0)
+			epoll_ctl(d->conn->epfd, EPOLL_CTL_DEL, lf->fd, NULL);
+		lf->source = sd_event_source_disable_unref(lf->source);
+		return 0;
+	}
+	len = read(lf->fd, ev, sizeof(ev));
+	if (len < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	for (size_t e = 0; e < (size_t)len / sizeof(ev[0]) && !d->dead; e++) {
+		uint64_t lost = 0;
+		int index = -1;
+
+		/* A gap in the kernel's seqno: its buffer overflowed, counted as lost. */
+		if (lf->have_seqno && ev[e].seqno > lf->last_seqno + 1)
+			lost = ev[e].seqno - lf->last_seqno - 1;
+		lf->have_seqno = true;
+		lf->last_seqno = ev[e].seqno;
+		for (size_t i = 0; i < d->n_lines; i++)
+			if (&d->fds[d->line_fd[i]] == lf && d->line_off[i] == ev[e].offset)
+				index = (int)i;
+		if (index < 0)
+			continue;
+		n++;
+		if (!gb_direct_deliver_edge(d->owner, (unsigned int)index, ev[e].offset,
+					    ev[e].id == GPIO_V2_LINE_EVENT_RISING_EDGE,
+					    ev[e].timestamp_ns, ev[e].seqno, ev[e].line_seqno, lost))
+			break;
+	}
+	return n;
+}
+
+static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct line_fd *lf = userdata;
+	struct gb_direct_conn *c = lf->req->conn;
+
+	c->delivering++;
+	read_fd(lf);
+	c->delivering--;
+	if (!c->delivering)
+		sweep(c);
+	return 0;
+}
+
+int gb_direct_process(struct gb_direct_conn *c)
+{
+	int total = 0, r = 0;
+
+	if (!c)
+		return 0;
+	c->delivering++;
+	for (struct gb_direct_req *d = c->reqs; d && r >= 0; d = d->next)
+		for (size_t k = 0; !d->dead && k < d->n_fds && r >= 0; k++) {
+			r = read_fd(&d->fds[k]);
+			if (r > 0)
+				total += r;
+		}
+	c->delivering--;
+	if (!c->delivering)
+		sweep(c);
+	return r < 0 ? r : total;
+}
+
+int gb_direct_conn_fd(struct gb_direct_conn *c)
+{
+	return c && c->epfd >= 0 ? c->epfd : -1;
+}
+
+/* The bus fd in epfd waits for what sd-bus wants now (POLLOUT while it has
+ * something to write). */
+int gb_direct_conn_events(struct gb_direct_conn *c, sd_bus *bus)
+{
+	int want = sd_bus_get_events(bus);
+
+	if (want < 0)
+		return want;
+	if ((uint32_t)want != c->bus_events) {
+		struct epoll_event ev = { .events = (uint32_t)want, .data.ptr = NULL };
+
+		if (epoll_ctl(c->epfd, EPOLL_CTL_MOD, c->bus_fd, &ev) < 0)
+			return -errno;
+		c->bus_events = (uint32_t)want;
+	}
+	return POLLIN;
+}
+
+int gb_direct_wait(struct gb_direct_conn *c, sd_bus *bus, uint64_t timeout_us)
+{
+	struct pollfd p = { .fd = c->epfd, .events = POLLIN };
+	uint64_t until = UINT64_MAX, now;
+	struct timespec ts;
+	int r, ms = -1;
+
+	r = gb_direct_conn_events(c, bus);
+	if (r < 0)
+		return r;
+	/* sd-bus may have a message queued already, or a call timing out. */
+	if (sd_bus_get_timeout(bus, &until) < 0)
+		until = UINT64_MAX;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	if (timeout_us != UINT64_MAX && (until == UINT64_MAX || now + timeout_us < until))
+		until = now + timeout_us;
+	if (until != UINT64_MAX)
+		ms = until <= now ? 0 : (int)((until - now + 999) / 1000);
+	r = poll(&p, 1, ms);
+	return r < 0 ? -errno : r;
+}
+
+int gb_direct_attach_event(struct gb_direct_conn **connp, sd_event *e, int priority)
+{
+	struct gb_direct_conn *c = conn_get(connp);
+	int r = 0;
+
+	if (!c)
+		return -ENOMEM;
+	if (c->event)
+		return -EBUSY;
+	if (e)
+		c->event = sd_event_ref(e);
+	else if ((r = sd_event_default(&c->event)) < 0)
+		return r;
+	c->priority = priority;
+	for (struct gb_direct_req *d = c->reqs; d && r >= 0; d = d->next)
+		for (size_t k = 0; !d->dead && k < d->n_fds && r >= 0; k++) {
+			struct line_fd *lf = &d->fds[k];
+
+			r = sd_event_add_io(c->event, &lf->source, lf->fd, EPOLLIN, on_io, lf);
+			if (r >= 0)
+				r = sd_event_source_set_priority(lf->source, priority);
+		}
+	if (r < 0)
+		gb_direct_detach_event(c);
+	return r < 0 ? r : 0;
+}
+
+void gb_direct_detach_event(struct gb_direct_conn *c)
+{
+	if (!c)
+		return;
+	for (struct gb_direct_req *d = c->reqs; d; d = d->next)
+		for (size_t k = 0; k < d->n_fds; k++)
+			d->fds[k].source = sd_event_source_disable_unref(d->fds[k].source);
+	c->event = sd_event_unref(c->event);
+}
