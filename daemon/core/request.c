@@ -231,6 +231,7 @@ static Request *request_alloc(Broker *b, uint64_t id, const char *label, bool pe
 	for (unsigned int k = 0; k < max_chips; k++) {
 		req->chips[k].request = req;
 		lreq_init(&req->chips[k].lreq);
+		req->chips[k].lreq.tag = id; /* watchers' marks name it (watch.c) */
 	}
 	/* The owner's event flow starts afresh, also after a restart: the client
 	 * acknowledges by this broker's seqnos. */

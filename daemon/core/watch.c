@@ -18,7 +18,6 @@
 #include "log.h"
 #include "macro.h"
 #include "org.gpiodbroker1.h"
-#include "request.h"
 #include "state.h"
 
 #define WATCH_CONSUMER "gpiod-broker-watch"
@@ -154,7 +153,7 @@ static bool watch_read_initial(Watch *w, bool fresh_source, struct gb_event *e)
 	if (w->mark)
 		/* Only a request's kernel request outlives the broker: the next one can
 		 * go on counting in its numbering, not in the broker's own. */
-		w->mark->src = w->line->holder ? w->line->holder->id : 0;
+		w->mark->src = w->line->holder_lreq ? w->line->holder_lreq->tag : 0;
 	return true;
 }
 
@@ -349,7 +348,7 @@ int watch_adopt(Broker *b, Client *c, Line *l, uint64_t id)
 	have = watch_read_initial(w, fresh, &initial);
 	/* Fed by the same kernel request as before the restart: its line seqnos go on,
 	 * and a gap is what the old broker read and never handled, or the kernel lost. */
-	if (have && src && l->holder && l->holder->id == src) {
+	if (have && src && l->holder_lreq && l->holder_lreq->tag == src) {
 		w->last_line_seqno = lseq;
 		w->mark->seq[0] = lseq;
 	}

@@ -38,6 +38,7 @@ typedef struct LineReq {
 	int raw_fd;                    /* ... which is a bare uAPI fd */
 	unsigned int n_kern;           /* the kernel request's line order */
 	unsigned int kern_offsets[GB_RECORD_MAX_KERN];
+	uint64_t tag;                  /* who numbers its events (a request's id), or 0 */
 } LineReq;
 
 /** Nothing requested yet (raw_fd -1). */
