@@ -140,6 +140,95 @@ static void sampler_stop(struct sampler *s, pid_t pid)
 	munmap((void *)s, sizeof(*s));
 }
 
+/* --- watches and events across a restart ------------------------------------- */
+
+/* What one connection receives on one request or watch. */
+struct recv {
+	sd_bus *bus;
+	char path[128];
+	int initial, edges;
+	uint64_t lost;          /* sum of EventsLost counts */
+	uint64_t last_total;    /* the last EventsLost total */
+	uint64_t last_gseq, last_lseq;
+};
+
+static int on_recv(sd_bus_message *m, void *userdata, sd_bus_error *e)
+{
+	struct recv *r = userdata;
+	const char *edge;
+	uint32_t idx, off;
+	uint64_t ts, seq, n, total;
+	int value;
+
+	if (!r->path[0] || strcmp(sd_bus_message_get_path(m), r->path) != 0)
+		return 0;
+	if (sd_bus_message_is_signal(m, NULL, "Event")) {
+		ck_assert_int_ge(sd_bus_message_read(m, "uustttt", &idx, &off, &edge, &ts, &r->last_gseq,
+						     &r->last_lseq, &seq), 0);
+		r->edges++;
+	} else if (sd_bus_message_is_signal(m, NULL, "InitialState")) {
+		ck_assert_int_ge(sd_bus_message_read(m, "uubtt", &idx, &off, &value, &ts, &seq), 0);
+		r->initial++;
+	} else if (sd_bus_message_is_signal(m, NULL, "EventsLost")) {
+		ck_assert_int_ge(sd_bus_message_read(m, "tt", &n, &total), 0);
+		r->lost += n;
+		r->last_total = total;
+	}
+	return 0;
+}
+
+static void recv_on(struct recv *r, sd_bus *bus, const char *path)
+{
+	memset(r, 0, sizeof(*r));
+	r->bus = bus;
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	ck_assert_int_ge(sd_bus_add_match(bus, NULL, "type='signal',sender='" GB_BUS_NAME "'", on_recv, r), 0);
+}
+
+static void watch_line(sd_bus *bus, const char *line, char *path, size_t size)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	const char *p;
+
+	ck_assert_msg(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &err,
+					 &reply, "sa{sv}", line, 0) >= 0, "Watch(%s): %s", line, err.message);
+	ck_assert_int_ge(sd_bus_message_read(reply, "o", &p), 0);
+	snprintf(path, size, "%s", p);
+	sd_bus_message_unref(reply);
+}
+
+/* Watch @p line and receive on it: the match is there before the InitialState. */
+static void watch_recv(struct recv *r, sd_bus *bus, const char *line)
+{
+	recv_on(r, bus, "");
+	watch_line(bus, line, r->path, sizeof(r->path));
+}
+
+static bool watch_exists(sd_bus *bus, const char *path)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char *owner = NULL;
+	int r = sd_bus_get_property_string(bus, GB_BUS_NAME, path, GB_IFACE_WATCH, "Owner", &err, &owner);
+
+	sd_bus_error_free(&err);
+	free(owner);
+	return r >= 0;
+}
+
+static void wait_recv(struct recv *r, const int *counter, int n)
+{
+	ck_assert_msg(gb_bus_wait_count(r->bus, counter, n, 10000), "%s: %d of %d", r->path, *counter, n);
+}
+
+/* An edge on line @p off (pulled the other way), far enough from the last one that
+ * the kernel sees both (UML ticks at 100 Hz). */
+static void edge(unsigned int off, bool level)
+{
+	usleep(20000);
+	ck_assert_int_eq(gb_sim_set_pull(sim, off, level), 0);
+}
+
 START_TEST(test_output_survives_kill)
 {
 	sd_bus *alice = gb_connect(UID_ALICE), *root;
@@ -342,6 +431,11 @@ START_TEST(test_corrupt_state)
 	      "lines=1\nline=0 0 3 3 7 1 1 1 0 0 1 1\n", f);
 	ck_assert_int_eq(fclose(f), 0);
 	ck_assert_int_eq(unlink(STATE_DIR "/request-2"), 0);
+	/* A damaged watch record: dropped, named in the log. */
+	f = fopen(STATE_DIR "/watch-9", "we");
+	ck_assert_ptr_nonnull(f);
+	fputs("version=1\nid=9\nuid=60001\nowner=:1.999\nline=gpiochip0\n", f);
+	ck_assert_int_eq(fclose(f), 0);
 	gb_harness_set_log(h, LOG_FILE);
 	broker = gb_harness_start(h, &opts, true);
 	root = gb_connect(0);
@@ -352,6 +446,9 @@ START_TEST(test_corrupt_state)
 	ck_assert_msg(log_has("state file " STATE_DIR "/request-1: line 8"),
 		      "no log line naming the damaged state file");
 	ck_assert(log_has("\"gbreq-2-0\" has no state file"));
+	ck_assert_msg(log_has("state file " STATE_DIR "/watch-9: line 5: invalid line entry; dropping watch 9"),
+		      "no log line naming the damaged watch record");
+	ck_assert_int_ne(access(STATE_DIR "/watch-9", F_OK), 0);
 	ck_assert(!request_exists(root, path));
 	ck_assert(!request_exists(root, path2));
 	ck_assert(!kernel_line(0, NULL));
@@ -413,6 +510,12 @@ START_TEST(test_chip_gone_while_down)
 
 	ck_assert_int_ge(gb_request(alice, "relay-ctl", "relay", "output", 1, NULL, true, &path, &err), 0);
 	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
+	{
+		char wpath[128];
+
+		watch_line(alice, "valve", wpath, sizeof(wpath));
+		ck_assert_str_eq(wpath, GB_ROOT_PATH "/watch/1");
+	}
 	gb_broker_kill(broker);
 	gb_sim_chip_free(sim);
 	gb_harness_set_log(h, LOG_FILE);
@@ -424,6 +527,10 @@ START_TEST(test_chip_gone_while_down)
 	ck_assert(!request_exists(root, path));
 	ck_assert_msg(log_has("does not match the kernel's view"),
 		      "no log line about the request of the chip that went away");
+	ck_assert(!watch_exists(root, GB_ROOT_PATH "/watch/1"));
+	ck_assert_msg(log_has("not restored: its line is gone"),
+		      "no log line about the watch of the chip that went away");
+	ck_assert_int_ne(access(STATE_DIR "/watch-1", F_OK), 0);
 	ck_assert_int_ne(access(STATE_DIR "/request-1", F_OK), 0);
 	/* Plugged in again: a new chip, requests work. */
 	sim = gb_sim_chip_new("gbrst", 4, names);
@@ -514,95 +621,6 @@ START_TEST(test_events_after_restart)
 	sd_bus_flush_close_unref(alice);
 }
 END_TEST
-
-/* --- watches and events across a restart ------------------------------------- */
-
-/* What one connection receives on one request or watch. */
-struct recv {
-	sd_bus *bus;
-	char path[128];
-	int initial, edges;
-	uint64_t lost;          /* sum of EventsLost counts */
-	uint64_t last_total;    /* the last EventsLost total */
-	uint64_t last_gseq, last_lseq;
-};
-
-static int on_recv(sd_bus_message *m, void *userdata, sd_bus_error *e)
-{
-	struct recv *r = userdata;
-	const char *edge;
-	uint32_t idx, off;
-	uint64_t ts, seq, n, total;
-	int value;
-
-	if (!r->path[0] || strcmp(sd_bus_message_get_path(m), r->path) != 0)
-		return 0;
-	if (sd_bus_message_is_signal(m, NULL, "Event")) {
-		ck_assert_int_ge(sd_bus_message_read(m, "uustttt", &idx, &off, &edge, &ts, &r->last_gseq,
-						     &r->last_lseq, &seq), 0);
-		r->edges++;
-	} else if (sd_bus_message_is_signal(m, NULL, "InitialState")) {
-		ck_assert_int_ge(sd_bus_message_read(m, "uubtt", &idx, &off, &value, &ts, &seq), 0);
-		r->initial++;
-	} else if (sd_bus_message_is_signal(m, NULL, "EventsLost")) {
-		ck_assert_int_ge(sd_bus_message_read(m, "tt", &n, &total), 0);
-		r->lost += n;
-		r->last_total = total;
-	}
-	return 0;
-}
-
-static void recv_on(struct recv *r, sd_bus *bus, const char *path)
-{
-	memset(r, 0, sizeof(*r));
-	r->bus = bus;
-	snprintf(r->path, sizeof(r->path), "%s", path);
-	ck_assert_int_ge(sd_bus_add_match(bus, NULL, "type='signal',sender='" GB_BUS_NAME "'", on_recv, r), 0);
-}
-
-static void watch_line(sd_bus *bus, const char *line, char *path, size_t size)
-{
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	sd_bus_message *reply = NULL;
-	const char *p;
-
-	ck_assert_msg(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &err,
-					 &reply, "sa{sv}", line, 0) >= 0, "Watch(%s): %s", line, err.message);
-	ck_assert_int_ge(sd_bus_message_read(reply, "o", &p), 0);
-	snprintf(path, size, "%s", p);
-	sd_bus_message_unref(reply);
-}
-
-/* Watch @p line and receive on it: the match is there before the InitialState. */
-static void watch_recv(struct recv *r, sd_bus *bus, const char *line)
-{
-	recv_on(r, bus, "");
-	watch_line(bus, line, r->path, sizeof(r->path));
-}
-
-static bool watch_exists(sd_bus *bus, const char *path)
-{
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	char *owner = NULL;
-	int r = sd_bus_get_property_string(bus, GB_BUS_NAME, path, GB_IFACE_WATCH, "Owner", &err, &owner);
-
-	sd_bus_error_free(&err);
-	free(owner);
-	return r >= 0;
-}
-
-static void wait_recv(struct recv *r, const int *counter, int n)
-{
-	ck_assert_msg(gb_bus_wait_count(r->bus, counter, n, 10000), "%s: %d of %d", r->path, *counter, n);
-}
-
-/* An edge on line @p off (pulled the other way), far enough from the last one that
- * the kernel sees both (UML ticks at 100 Hz). */
-static void edge(unsigned int off, bool level)
-{
-	usleep(20000);
-	ck_assert_int_eq(gb_sim_set_pull(sim, off, level), 0);
-}
 
 /* A watch of a held line and one of a line nobody holds come back after a SIGKILL
  * under the same paths, for the same subscriber, with a fresh InitialState each;
@@ -704,10 +722,8 @@ START_TEST(test_unsent_events_counted_lost)
 	edge(1, true);
 	edge(1, false);
 	edge(1, true);
-	status = gb_broker_wait_exit(broker, 10000 * gb_slow());
+	status = gb_broker_wait_died(broker);
 	ck_assert_msg(status == 128 + SIGABRT, "the broker did not abort (status %d)", status);
-	unlink("/run/gb-test-broker.pid");
-	wait_name_gone(root, GB_BUS_NAME);
 	ck_assert_int_eq(o.edges, 2);
 
 	broker = gb_harness_start(h, &small, true);
@@ -827,6 +843,33 @@ START_TEST(test_watch_denied_after_restart)
 		      "no log line saying why the watch did not come back");
 	sd_bus_flush_close_unref(bob);
 	sd_bus_flush_close_unref(alice);
+}
+END_TEST
+
+/* The chip of a watched line is unplugged while the broker runs: the watch stays
+ * (ChipGone) until closed, but is not recorded any more: after a restart a chip of
+ * the same name may be another one. */
+START_TEST(test_watch_chip_gone_not_restored)
+{
+	sd_bus *bob = gb_connect(UID_BOB);
+	struct recv w;
+	int gone = 0;
+
+	watch_recv(&w, bob, "valve");
+	ck_assert_int_ge(sd_bus_match_signal(bob, NULL, GB_BUS_NAME, w.path, GB_IFACE_WATCH, "ChipGone",
+					     gb_bus_count_message, &gone), 0);
+	ck_assert_int_eq(access(STATE_DIR "/watch-1", F_OK), 0);
+	gb_sim_chip_free(sim);
+	sim = NULL;
+	ck_assert(gb_bus_wait_count(bob, &gone, 1, 10000));
+	ck_assert(watch_exists(bob, w.path));
+	ck_assert_int_ne(access(STATE_DIR "/watch-1", F_OK), 0);
+	ck_assert_int_ne(access(STATE_DIR "/watch-1.mark", F_OK), 0);
+	sim = gb_sim_chip_new("gbrst", 4, names);
+	ck_assert_ptr_nonnull(sim);
+	restart(true);
+	ck_assert(!watch_exists(bob, w.path));
+	sd_bus_flush_close_unref(bob);
 }
 END_TEST
 
@@ -1004,7 +1047,8 @@ int main(int argc, char **argv)
 					 test_watch_subscriber_left_while_down, NULL };
 	/* What changed while the broker was down. */
 	const TTest *const changed[] = { test_denied_after_restart, test_chip_gone_while_down,
-					 test_part_of_request_lost, test_watch_denied_after_restart, NULL };
+					 test_part_of_request_lost, test_watch_denied_after_restart,
+					 test_watch_chip_gone_not_restored, NULL };
 	Suite *s = suite_create("restart");
 	TCase *tc;
 

@@ -4,7 +4,8 @@
  * store (tests/lib/notify-harness.c), the broker is SIGKILLed and started again,
  * and takes the request and the watch over. The library must follow it: BROKER_GONE,
  * then BROKER_RESTARTED, then the edges of the same request again; for the watch
- * also its level again (INITIAL_STATE).
+ * also its level again (INITIAL_STATE). An edge a dying broker read and never sent
+ * is counted lost on the next edge.
  */
 #include <check.h>
 #include <signal.h>
@@ -30,6 +31,7 @@ static const char *const names[2] = { "bell", "spare" };
 
 struct seen {
 	int n, gone, restarted, initial;
+	uint64_t lost;
 	enum gpiobroker_edge last_edge;
 };
 
@@ -41,6 +43,7 @@ static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event
 	case GPIOBROKER_EVENT_EDGE:
 		s->n++;
 		s->last_edge = gpiobroker_event_get_edge(ev);
+		s->lost += gpiobroker_event_get_lost(ev);
 		break;
 	case GPIOBROKER_EVENT_BROKER_GONE:
 		s->gone++;
@@ -113,6 +116,26 @@ START_TEST(test_library_follows_a_restarted_broker)
 	ck_assert(gb_client_wait_count(&b, 1, &seen.n, 2, 10000));
 	ck_assert_int_eq(seen.last_edge, GPIOBROKER_EDGE_FALLING);
 	ck_assert_int_eq(gpiobroker_get_value(req, 0), 0);
+	ck_assert_uint_eq(seen.lost, 0);
+
+	/* A broker that dies between reading an edge and sending it: the next edge
+	 * after the restart carries it as lost. */
+	gb_broker_kill(broker);
+	setenv("GPIOD_BROKER_DEBUG_ABORT_AFTER_EVENTS", "1", 1);
+	broker = gb_harness_start(h, &opts, true);
+	unsetenv("GPIOD_BROKER_DEBUG_ABORT_AFTER_EVENTS");
+	ck_assert(gb_client_wait_count(&b, 1, &seen.restarted, 2, 10000));
+	usleep(20000);
+	ck_assert_int_eq(gb_sim_set_pull(sim, 0, true), 0);
+	ck_assert_int_eq(gb_broker_wait_died(broker), 128 + SIGABRT);
+	broker = gb_harness_start(h, &opts, true);
+	ck_assert(gb_client_wait_count(&b, 1, &seen.restarted, 3, 10000));
+	ck_assert_int_eq(seen.n, 2);
+	usleep(20000);
+	ck_assert_int_eq(gb_sim_set_pull(sim, 0, false), 0);
+	ck_assert(gb_client_wait_count(&b, 1, &seen.n, 3, 10000));
+	ck_assert_uint_eq(seen.lost, 1);
+	ck_assert_uint_eq(gpiobroker_request_get_events_lost(req), 1);
 	ck_assert_int_eq(gpiobroker_free(req), 0);
 	ck_assert(gb_harness_wait_n_fds(h, 0, 5000));
 	gpiobroker_close(b);
