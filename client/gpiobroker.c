@@ -322,17 +322,21 @@ static void follow_new_broker(struct gpiobroker *b, const char *new_owner)
 	struct gpiobroker_event ev = { .type = GPIOBROKER_EVENT_BROKER_RESTARTED };
 	bool again = true;
 
-	/* A broker restarted with systemd's fd store has taken our requests over under
-	 * the same paths: accept their signals from its unique name from now on. Asked
-	 * of the new broker itself, which handles calls only once it has restored them. */
+	/* A broker restarted with systemd's fd store has taken our requests and watches
+	 * over under the same paths: accept their signals from its unique name from now
+	 * on. Asked of the new broker itself, which handles calls only once it has
+	 * restored them (and sent what it sends them at once: EventsLost, InitialState,
+	 * which wait in our queue until this call returns). */
 	for (struct gpiobroker_request *r = b->requests; r; r = r->next) {
 		sd_bus_error e = SD_BUS_ERROR_NULL;
 		char *label = NULL;
 
-		if (r->broker_unique || r->is_watch || r->freed || !r->path)
+		if (r->broker_unique || r->freed || !r->path)
 			continue;
-		if (sd_bus_get_property_string(b->bus, new_owner, r->path, GB_IFACE_REQUEST, "Label", &e,
-					       &label) >= 0) {
+		/* Watches come back too (same path, same subscriber: this connection). */
+		if (sd_bus_get_property_string(b->bus, new_owner, r->path,
+					       r->is_watch ? GB_IFACE_WATCH : GB_IFACE_REQUEST,
+					       r->is_watch ? "Owner" : "Label", &e, &label) >= 0) {
 			r->broker_unique = strdup(new_owner);
 			r->restarted = r->broker_unique != NULL;
 			r->have_seqno = false;

@@ -445,8 +445,10 @@ enum gpiobroker_event_type {
 	 * crash or "systemctl restart" under systemd, where the request's lines stay in
 	 * the fd store; see gpiod-broker(8), RESTARTS). The request is held as before,
 	 * under the same path, and its events come again. The broker's seqnos start
-	 * again from 1 (an edge the old broker had not sent when it died is not
-	 * counted). Comes only to handlers that kept the request after BROKER_GONE.
+	 * again from 1; edges the old broker had read and not sent when it died are
+	 * counted in gpiobroker_event_get_lost() of the next edge. Comes to watch
+	 * handlers too (a watch the new broker took over; its INITIAL_STATE follows).
+	 * Comes only to handlers that kept the request or watch after BROKER_GONE.
 	 */
 	GPIOBROKER_EVENT_BROKER_RESTARTED,
 	/**
@@ -557,7 +559,9 @@ struct gpiobroker_watch;
 
 /**
  * Watch handler: as gpiobroker_irq_handler. Events: INITIAL_STATE first, then
- * EDGE (index 0), CHIP_GONE, BROKER_GONE. It may call gpiobroker_watch_close(w).
+ * EDGE (index 0), CHIP_GONE, BROKER_GONE, and after a broker restart that took the
+ * watch over BROKER_RESTARTED and INITIAL_STATE again. It may call
+ * gpiobroker_watch_close(w).
  */
 typedef void (*gpiobroker_watch_handler)(struct gpiobroker_watch *w,
 					 const struct gpiobroker_event *ev, void *userdata);

@@ -19,10 +19,12 @@
 #include "broker.h"
 #include "bus.h"
 #include "flow.h"
+#include "irq.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
 #include "org.gpiodbroker1.h"
+#include "record.h"
 
 static const char *arg_bus = "system";
 static const char *arg_dev_dir = "/dev";
@@ -296,6 +298,25 @@ static int broker_run(Broker *b)
 	return 0;
 }
 
+/* Only the broker's own environment (its unit, or whoever starts it) sets these:
+ * they do nothing that user could not do with kill. */
+static void debug_knobs(void)
+{
+	const char *e = getenv("GPIOD_BROKER_DEBUG_ABORT_AFTER_EVENTS");
+	uint64_t n;
+
+	if (!e || !*e)
+		return;
+	if (!gb_parse_u64(e, &n)) {
+		log_warning("GPIOD_BROKER_DEBUG_ABORT_AFTER_EVENTS=%s is not a number: ignored", e);
+		return;
+	}
+	irq_debug_abort_after(n);
+	if (n)
+		log_warning("debugging: aborting once %s edge event(s) have been read "
+			    "(GPIOD_BROKER_DEBUG_ABORT_AFTER_EVENTS)", e);
+}
+
 int main(int argc, char **argv)
 {
 	Broker b = { .inotify_fd = -1 };
@@ -308,6 +329,7 @@ int main(int argc, char **argv)
 	b.dev_dir = (char *)arg_dev_dir;
 	b.policy_dir = (char *)arg_policy_dir;
 	raise_fd_limit();
+	debug_knobs();
 	b.event_window = arg_event_window;
 	b.event_queue = arg_event_queue;
 	b.limits = arg_limits;

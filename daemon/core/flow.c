@@ -93,8 +93,21 @@ int flow_signal(Flow *f, const char *member, const char *types, ...)
 	return ret;
 }
 
+static void owe(Flow *f, uint64_t n)
+{
+	if (f->mark)
+		f->mark->owed += n;
+}
+
+static void pay(Flow *f, uint64_t n)
+{
+	if (f->mark)
+		f->mark->paid += n;
+}
+
 static void emit_lost(Flow *f, uint64_t n)
 {
+	pay(f, n);
 	emit(f, "EventsLost", "tt", n, f->lost);
 	sd_bus_emit_properties_changed(f->bus, f->path, f->iface, "EventsLost", NULL);
 }
@@ -116,6 +129,7 @@ static void send_one(Flow *f, const struct gb_event *ev)
 		f->pending_lost++;
 		return;
 	}
+	pay(f, 1);
 	if (!f->inflight) {
 		f->inflight = calloc(f->window, sizeof(*f->inflight));
 		if (!f->inflight)
@@ -188,7 +202,9 @@ static void drop(Flow *f)
 void flow_push_edge(Flow *f, struct gb_event *ev)
 {
 	ev->lost_before = 0;
+	owe(f, 1);
 	if (!f->dest) {
+		pay(f, 1); /* told the only way there is: the property */
 		/* Nobody subscribed (a persistent request): counted, and the next
 		 * subscriber sees it in the EventsLost property and the seqno gap. */
 		ev->seqno = ++f->seqno;
@@ -236,8 +252,11 @@ void flow_push_initial(Flow *f, struct gb_event *ev)
 void flow_lost(Flow *f, uint64_t n)
 {
 	f->lost += n;
-	if (!f->dest)
+	owe(f, n);
+	if (!f->dest) {
+		pay(f, n);
 		return;
+	}
 	f->pending_lost += n;
 	pump(f);
 }
@@ -258,9 +277,16 @@ int flow_set_dest(Flow *f, const char *dest)
 	if (dest && !(d = strdup(dest)))
 		return -ENOMEM;
 	/* What was waiting for the previous subscriber never reaches anybody. */
-	for (size_t i = 0; i < f->q_len; i++)
-		if (f->q[(f->q_head + i) % f->q_cap].kind != GB_EV_INITIAL)
+	for (size_t i = 0; i < f->q_len; i++) {
+		const struct gb_event *ev = &f->q[(f->q_head + i) % f->q_cap];
+
+		if (ev->kind != GB_EV_INITIAL) {
 			f->lost++;
+			pay(f, 1);
+		}
+		pay(f, ev->lost_before);
+	}
+	pay(f, f->pending_lost);
 	reset(f);
 	f->pending_lost = 0;
 	free(f->dest);

@@ -10,6 +10,9 @@
  * again it gets EventsLost(count, total) in order, at the place the gap was. The
  * bus daemon therefore never holds more than W of our events for a slow client, the
  * broker never more than Q, and nobody else waits for it.
+ *
+ * What a broker that dies has taken on and not told (queued, dropped and not yet
+ * reported) is in the subscriber's mark (Flow.mark), kept without a system call.
  */
 #ifndef GB_FLOW_H
 #define GB_FLOW_H
@@ -18,6 +21,8 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <systemd/sd-bus.h>
+
+#include "record.h"
 
 #define GB_FLOW_DEFAULT_WINDOW 256
 #define GB_FLOW_DEFAULT_QUEUE  1024
@@ -53,6 +58,9 @@ typedef struct Flow {
 	size_t q_head, q_len, q_cap;
 	uint64_t *inflight;     /* ring of seqnos sent and not acknowledged */
 	size_t if_head, if_len;
+	/* Shared with the next broker (record.h): owed - paid are the events taken on
+	 * and not yet told to the subscriber. NULL: not recorded. */
+	struct gb_mark_count *mark;
 } Flow;
 
 void flow_init(Flow *f, sd_bus *bus, const char *path, const char *iface, unsigned int window,

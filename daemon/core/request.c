@@ -159,6 +159,8 @@ static void reqchip_on_edges(void *userdata, const struct gb_edge *ev, int n)
 		else if (gseq > rc->last_global_seqno + 1)
 			flow_lost(&req->flow, gseq - rc->last_global_seqno - 1);
 		rc->last_global_seqno = gseq;
+		if (req->mark)
+			req->mark->seq[rc - req->chips] = gseq; /* for the next broker's gap */
 		if (idx < 0)
 			continue;
 		e.index = (uint32_t)idx;
@@ -236,6 +238,7 @@ static Request *request_alloc(Broker *b, uint64_t id, const char *label, bool pe
 	for (unsigned int k = 0; k < max_chips; k++) {
 		req->chips[k].request = req;
 		lreq_init(&req->chips[k].lreq);
+		req->chips[k].lreq.tag = id; /* watchers' marks name it (watch.c) */
 	}
 	/* The owner's event flow starts afresh, also after a restart: the client
 	 * acknowledges by this broker's seqnos. */
@@ -303,6 +306,13 @@ static void request_store(Request *req)
 		fds[k] = lreq_fd(&req->chips[k].lreq);
 	req->stored = state_save(&req->broker->state, &rec, fds, req->n_chips, req->path);
 	free_record(&rec);
+	if (req->stored) {
+		bool existed;
+
+		/* After the record: a record without a mark is only seqnos not known. */
+		req->mark = state_mark_open(&req->broker->state, "request", req->id, &existed);
+		req->flow.mark = req->mark ? &req->mark->count : NULL;
+	}
 }
 
 void request_save(Request *req)
@@ -492,6 +502,8 @@ void request_release(Request *req, const char *reason)
 	if (req->stored && !hand_over)
 		state_remove(&b->state, req->id, req->n_chips);
 	req->stored = false;
+	req->flow.mark = NULL;
+	req->mark = state_mark_close(req->mark);
 	for (unsigned int k = 0; k < req->n_chips; k++)
 		reqchip_release(&req->chips[k]);
 	for (unsigned int i = 0; i < req->n_lines; i++) {
@@ -516,6 +528,7 @@ Request *request_free(Request *req)
 	}
 	for (unsigned int i = 0; req->lines && i < req->n_lines; i++)
 		assert(!req->lines[i].line || req->lines[i].line->holder != req);
+	state_mark_close(req->mark);
 	flow_done(&req->flow);
 	free(req->chips);
 	free(req->lines);

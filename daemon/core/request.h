@@ -79,6 +79,7 @@ struct Request {
 	bool since_valid;
 	bool chip_gone;
 	bool stored;                /* its fds are in the fd store / its record on disk */
+	struct gb_mark *mark;       /* shared with the next broker (record.h), or NULL */
 };
 
 /**

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -53,9 +54,14 @@ void state_done(State *s)
 	s->dir = NULL;
 }
 
-static void record_path(const State *s, uint64_t id, bool tmp, char *buf, size_t size)
+/* "request-<id>" or "watch-<id>"; ".<name>.tmp" while written; "<name>.mark" the mark. */
+static void record_path(const State *s, const char *kind, uint64_t id, const char *suffix,
+			char *buf, size_t size)
 {
-	snprintf(buf, size, tmp ? "%s/.request-%" PRIu64 ".tmp" : "%s/request-%" PRIu64, s->dir, id);
+	if (strcmp(suffix, ".tmp") == 0)
+		snprintf(buf, size, "%s/.%s-%" PRIu64 ".tmp", s->dir, kind, id);
+	else
+		snprintf(buf, size, "%s/%s-%" PRIu64 "%s", s->dir, kind, id, suffix);
 }
 
 void state_remove_fd(State *s, uint64_t id, unsigned int k)
@@ -72,14 +78,25 @@ void state_remove_fd(State *s, uint64_t id, unsigned int k)
 		log_warning_errno(r, "cannot remove %s from the fd store: %m", name);
 }
 
-static int write_record(State *s, const struct gb_record *rec)
+static int write_request_record(FILE *f, const void *rec)
+{
+	return gb_record_write(rec, f);
+}
+
+static int write_watch_record(FILE *f, const void *rec)
+{
+	return gb_watch_record_write(rec, f);
+}
+
+static int write_file(State *s, const char *kind, uint64_t id,
+		      int (*write)(FILE *f, const void *rec), const void *rec)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	FILE *f;
 	int fd, e;
 
-	record_path(s, rec->id, false, path, sizeof(path));
-	record_path(s, rec->id, true, tmp, sizeof(tmp));
+	record_path(s, kind, id, "", path, sizeof(path));
+	record_path(s, kind, id, ".tmp", tmp, sizeof(tmp));
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
@@ -90,7 +107,7 @@ static int write_record(State *s, const struct gb_record *rec)
 		unlink(tmp);
 		return e;
 	}
-	e = gb_record_write(rec, f);
+	e = write(f, rec);
 	if (e < 0) {
 		fclose(f);
 		unlink(tmp);
@@ -102,6 +119,11 @@ static int write_record(State *s, const struct gb_record *rec)
 		return e;
 	}
 	return 0;
+}
+
+static int write_record(State *s, const struct gb_record *rec)
+{
+	return write_file(s, "request", rec->id, write_request_record, rec);
 }
 
 bool state_save(State *s, const struct gb_record *rec, const int *fds, unsigned int n_fds,
@@ -146,13 +168,19 @@ void state_update(State *s, const struct gb_record *rec, const char *what)
 		log_warning_errno(r, "%s: cannot update its state in %s: %m", what, s->dir);
 }
 
-void state_delete(State *s, uint64_t id)
+static void unlink_file(State *s, const char *kind, uint64_t id, const char *suffix)
 {
 	char path[PATH_MAX];
 
-	record_path(s, id, false, path, sizeof(path));
+	record_path(s, kind, id, suffix, path, sizeof(path));
 	if (unlink(path) < 0 && errno != ENOENT)
 		log_warning_errno(errno, "cannot remove %s: %m", path);
+}
+
+void state_delete(State *s, uint64_t id)
+{
+	unlink_file(s, "request", id, "");
+	unlink_file(s, "request", id, ".mark");
 }
 
 void state_remove(State *s, uint64_t id, unsigned int n_fds)
@@ -240,53 +268,81 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int state_list(State *s, uint64_t **ret, size_t *n_ret)
+static int push_id(uint64_t **ids, size_t *n, size_t *cap, uint64_t id)
 {
+	if (*n == *cap) {
+		void *v = realloc(*ids, (*cap = *cap ? *cap * 2 : 16) * sizeof(**ids));
+
+		if (!v)
+			return -ENOMEM;
+		*ids = v;
+	}
+	(*ids)[(*n)++] = id;
+	return 0;
+}
+
+int state_list(State *s, const char *kind, uint64_t **ret, size_t *n_ret)
+{
+	_cleanup_free_ uint64_t *marks = NULL;
 	uint64_t *ids = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, n_marks = 0, cap_marks = 0, klen = strlen(kind);
 	DIR *d = opendir(s->dir);
 
 	if (!d && errno != ENOENT)
 		log_full_errno(s->record ? LOG_WARNING : LOG_DEBUG, errno,
 			       "cannot read state directory %s: %m", s->dir);
 	for (struct dirent *de; d && (de = readdir(d));) {
+		const char *name = de->d_name;
+		char num[24];
 		uint64_t id;
+		size_t len;
 
-		if (strncmp(de->d_name, ".request-", 9) == 0) {
+		if (name[0] == '.' && strncmp(name + 1, kind, klen) == 0 && name[klen + 1] == '-') {
 			/* A write cut short by a crash; the renamed version is the state. */
-			unlinkat(dirfd(d), de->d_name, 0);
+			unlinkat(dirfd(d), name, 0);
 			continue;
 		}
-		if (strncmp(de->d_name, "request-", 8) != 0 || !gb_parse_u64(de->d_name + 8, &id))
+		if (strncmp(name, kind, klen) != 0 || name[klen] != '-')
 			continue;
-		if (n == cap) {
-			void *v = realloc(ids, (cap = cap ? cap * 2 : 16) * sizeof(*ids));
-
-			if (!v)
-				break;
-			ids = v;
-		}
-		ids[n++] = id;
+		name += klen + 1;
+		len = strcspn(name, ".");
+		if (len >= sizeof(num))
+			continue;
+		memcpy(num, name, len);
+		num[len] = 0;
+		if (!gb_parse_u64(num, &id))
+			continue;
+		if (strcmp(name + len, ".mark") == 0)
+			push_id(&marks, &n_marks, &cap_marks, id);
+		else if (!name[len] && push_id(&ids, &n, &cap, id) < 0)
+			break;
 	}
 	if (d)
 		closedir(d);
 	if (n)
 		qsort(ids, n, sizeof(*ids), cmp_u64);
+	/* A mark whose record is gone belongs to nothing (a crash between the two). */
+	for (size_t i = 0; i < n_marks; i++)
+		if (!n || !bsearch(&marks[i], ids, n, sizeof(*ids), cmp_u64))
+			unlink_file(s, kind, marks[i], ".mark");
 	*ret = ids;
 	*n_ret = n;
 	return 0;
 }
 
-int state_load(State *s, uint64_t id, struct gb_record *rec)
+static int load_file(State *s, const char *kind, uint64_t id, void *rec,
+		     int (*parse)(const char *text, size_t len, uint64_t id, void *rec,
+				  unsigned int *lineno, char *err, size_t errlen))
 {
 	_cleanup_free_ char *text = NULL;
 	char path[PATH_MAX], err[160];
+	const char *then = strcmp(kind, "request") == 0 ? "releasing" : "dropping";
 	unsigned int lineno;
 	size_t size = 0;
 	FILE *f;
 	int r;
 
-	record_path(s, id, false, path, sizeof(path));
+	record_path(s, kind, id, "", path, sizeof(path));
 	f = fopen(path, "re");
 	if (!f)
 		return log_error_errno(errno, "state file %s: cannot open: %m", path);
@@ -298,15 +354,102 @@ int state_load(State *s, uint64_t id, struct gb_record *rec)
 	}
 	size = fread(text, 1, 1024 * 1024, f);
 	fclose(f);
-	r = gb_record_parse(text, size, id, rec, &lineno, err, sizeof(err));
+	r = parse(text, size, id, rec, &lineno, err, sizeof(err));
 	if (r == -EINVAL) {
 		if (lineno)
-			log_error("state file %s: line %u: %s; releasing request %" PRIu64, path,
-				  lineno, err, id);
+			log_error("state file %s: line %u: %s; %s %s %" PRIu64, path, lineno, err,
+				  then, kind, id);
 		else
-			log_error("state file %s: %s; releasing request %" PRIu64, path, err, id);
+			log_error("state file %s: %s; %s %s %" PRIu64, path, err, then, kind, id);
 	} else if (r < 0) {
-		log_error_errno(r, "state file %s: %m; releasing request %" PRIu64, path, id);
+		log_error_errno(r, "state file %s: %m; %s %s %" PRIu64, path, then, kind, id);
 	}
 	return r;
+}
+
+static int parse_request(const char *text, size_t len, uint64_t id, void *rec,
+			 unsigned int *lineno, char *err, size_t errlen)
+{
+	return gb_record_parse(text, len, id, rec, lineno, err, errlen);
+}
+
+static int parse_watch(const char *text, size_t len, uint64_t id, void *rec,
+		       unsigned int *lineno, char *err, size_t errlen)
+{
+	return gb_watch_record_parse(text, len, id, rec, lineno, err, errlen);
+}
+
+int state_load(State *s, uint64_t id, struct gb_record *rec)
+{
+	return load_file(s, "request", id, rec, parse_request);
+}
+
+/* --- watches ------------------------------------------------------------------ */
+
+bool state_save_watch(State *s, const struct gb_watch_record *rec, const char *what)
+{
+	int r;
+
+	if (!s->record)
+		return false;
+	r = write_file(s, "watch", rec->id, write_watch_record, rec);
+	if (r < 0)
+		log_warning_errno(r, "%s: cannot write its state to %s: %m; it will not survive a "
+				  "restart", what, s->dir);
+	return r >= 0;
+}
+
+void state_remove_watch(State *s, uint64_t id)
+{
+	unlink_file(s, "watch", id, "");
+	unlink_file(s, "watch", id, ".mark");
+}
+
+int state_load_watch(State *s, uint64_t id, struct gb_watch_record *rec)
+{
+	return load_file(s, "watch", id, rec, parse_watch);
+}
+
+/* --- event marks ---------------------------------------------------------------- */
+
+struct gb_mark *state_mark_open(State *s, const char *kind, uint64_t id, bool *existed)
+{
+	char path[PATH_MAX];
+	struct gb_mark *m;
+	struct stat st;
+	int fd;
+
+	*existed = false;
+	if (!s->record)
+		return NULL;
+	record_path(s, kind, id, ".mark", path, sizeof(path));
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || fstat(fd, &st) < 0 ||
+	    ((size_t)st.st_size < sizeof(*m) && ftruncate(fd, sizeof(*m)) < 0)) {
+		log_warning_errno(errno, "%s: cannot keep its event mark: %m; events it was not "
+				  "sent when a broker dies are not counted", path);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		log_warning_errno(errno, "%s: cannot map its event mark: %m", path);
+		return NULL;
+	}
+	if ((size_t)st.st_size >= sizeof(*m) && m->magic == GB_MARK_MAGIC) {
+		*existed = true;
+	} else {
+		memset(m, 0, sizeof(*m));
+		m->magic = GB_MARK_MAGIC;
+	}
+	return m;
+}
+
+struct gb_mark *state_mark_close(struct gb_mark *m)
+{
+	if (m)
+		munmap(m, sizeof(*m));
+	return NULL;
 }

@@ -19,6 +19,9 @@
  *            states and deletes the record.
  *   release: safe states, FDSTOREREMOVE, close, delete the record. The store's copy
  *            would keep the lines requested, so it goes before ours.
+ * Watches have records too (watch-<id>, no fds), and requests and watches an event
+ * mark each (<kind>-<id>.mark, record.h): the counts of events read from the kernel
+ * and not yet delivered, mapped shared so they are current when a broker dies.
  * This module knows records and fds only, not requests: core/request.c calls it.
  */
 #ifndef GB_STATE_H
@@ -79,11 +82,28 @@ void state_passed_drop(State *s, StatePassed *p, uint64_t id);
 /** Close what nobody took (logged), and free. */
 void state_passed_done(State *s, StatePassed *p);
 
-/** The ids of the records in the directory, sorted; removes half-written ones. */
-int state_list(State *s, uint64_t **ids, size_t *n);
+/** The ids of the @p kind ("request", "watch") records in the directory, sorted;
+ * removes half-written ones and marks without a record. */
+int state_list(State *s, const char *kind, uint64_t **ids, size_t *n);
 /** Read record @p id. 0; or -errno, logged with file:line and what is wrong. */
 int state_load(State *s, uint64_t id, struct gb_record *rec);
-/** Delete record @p id (it was damaged, or did not match the kernel). */
+/** Delete record @p id and its mark (it was damaged, or did not match the kernel). */
 void state_delete(State *s, uint64_t id);
+
+/** Keep watch @p rec (watch-<id>); false if not recording or it failed (logged). */
+bool state_save_watch(State *s, const struct gb_watch_record *rec, const char *what);
+/** Forget watch @p id: record and mark. */
+void state_remove_watch(State *s, uint64_t id);
+/** Read watch record @p id; as state_load(). */
+int state_load_watch(State *s, uint64_t id, struct gb_watch_record *rec);
+
+/**
+ * The event mark (record.h) of @p kind @p id, mapped shared: <kind>-<id>.mark,
+ * made if missing. @p existed: it was there with a previous broker's counts.
+ * NULL if not recording or it cannot be made (logged).
+ */
+struct gb_mark *state_mark_open(State *s, const char *kind, uint64_t id, bool *existed);
+/** Unmap (the file stays; state_delete / state_remove_watch remove it). Returns NULL. */
+struct gb_mark *state_mark_close(struct gb_mark *m);
 
 #endif

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "macro.h"
 #include "org.gpiodbroker1.h"
+#include "state.h"
 
 #define WATCH_CONSUMER "gpiod-broker-watch"
 #define LSEQ_UNKNOWN   UINT64_MAX
@@ -149,6 +150,10 @@ static bool watch_read_initial(Watch *w, bool fresh_source, struct gb_event *e)
 	w->since_ns = e->timestamp_ns;
 	w->since_valid = ts_valid;
 	w->last_line_seqno = fresh_source ? 0 : LSEQ_UNKNOWN;
+	if (w->mark)
+		/* Only a request's kernel request outlives the broker: the next one can
+		 * go on counting in its numbering, not in the broker's own. */
+		w->mark->src = w->line->holder_lreq ? w->line->holder_lreq->tag : 0;
 	return true;
 }
 
@@ -183,6 +188,8 @@ void watch_fan_out(Line *l, const struct gb_edge *ev)
 		if (w->last_line_seqno != LSEQ_UNKNOWN && ev->line_seqno > w->last_line_seqno + 1)
 			flow_lost(&w->flow, ev->line_seqno - w->last_line_seqno - 1);
 		w->last_line_seqno = ev->line_seqno;
+		if (w->mark)
+			w->mark->seq[0] = ev->line_seqno;
 		if (w->since_valid && ev->timestamp_ns <= w->since_ns)
 			continue; /* already in its initial state */
 		flow_push_edge(&w->flow, &e);
@@ -223,11 +230,62 @@ Watch *watch_find(Broker *b, const char *path)
 	return b->watches ? hashmap_get(b->watches, path) : NULL;
 }
 
+/* A live watch of @p l for @p c under @p id, not yet recorded. -ENOMEM. */
+static int watch_make(Broker *b, Client *c, Line *l, uint64_t id, Watch **ret)
+{
+	_cleanup_free_ Watch *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	w->broker = b;
+	w->id = id;
+	if (asprintf(&w->path, GB_WATCH_PREFIX "/%" PRIu64, w->id) < 0) {
+		w->path = NULL;
+		return -ENOMEM;
+	}
+	flow_init(&w->flow, b->bus, w->path, GB_IFACE_WATCH, b->event_window, b->event_queue);
+	if ((!b->watches && !(b->watches = hashmap_new())) || flow_set_dest(&w->flow, c->name) < 0 ||
+	    hashmap_put(b->watches, w->path, w) < 0) {
+		flow_done(&w->flow);
+		free(w->path);
+		return -ENOMEM;
+	}
+	w->client = c;
+	w->client_next = c->watches;
+	c->watches = w;
+	w->line = l;
+	w->line_next = l->watchers;
+	l->watchers = w;
+	l->n_watchers++;
+	announce_object_added(b, w->path);
+	announce_watchers(l);
+	*ret = TAKE_PTR(w);
+	return 0;
+}
+
+/* Record it for the next broker, and map its event mark. */
+static void watch_store(Watch *w)
+{
+	struct gb_watch_record rec = {
+		.id = w->id,
+		.uid = w->client->uid,
+		.owner = w->client->name,
+		.chip = w->line->chip->name,
+		.offset = w->line->offset,
+	};
+	bool existed;
+
+	w->stored = state_save_watch(&w->broker->state, &rec, w->path);
+	if (w->stored)
+		w->mark = state_mark_open(&w->broker->state, "watch", w->id, &existed);
+	w->flow.mark = w->mark ? &w->mark->count : NULL;
+}
+
 int watch_new(Broker *b, Client *c, Line *l, Watch **ret, struct gb_event *initial,
 	      bool *have_initial, sd_bus_error *error)
 {
-	_cleanup_free_ Watch *w = NULL;
 	bool fresh = false;
+	Watch *w;
 	int r;
 
 	if (l->holder && l->holder_lreq && l->holder_lreq->shared)
@@ -244,43 +302,72 @@ int watch_new(Broker *b, Client *c, Line *l, Watch **ret, struct gb_event *initi
 			return r;
 		fresh = true;
 	}
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		goto nomem;
-	w->broker = b;
-	w->id = ++b->next_watch_id;
-	if (asprintf(&w->path, GB_WATCH_PREFIX "/%" PRIu64, w->id) < 0) {
-		w->path = NULL;
-		goto nomem;
+	r = watch_make(b, c, l, b->next_watch_id + 1, &w);
+	if (r < 0) {
+		if (fresh && !l->n_watchers)
+			source_close(l);
+		return r;
 	}
-	flow_init(&w->flow, b->bus, w->path, GB_IFACE_WATCH, b->event_window, b->event_queue);
-	if (!b->watches && !(b->watches = hashmap_new()))
-		goto nomem_flow;
-	if (flow_set_dest(&w->flow, c->name) < 0 || hashmap_put(b->watches, w->path, w) < 0)
-		goto nomem_flow;
-	w->client = c;
-	w->client_next = c->watches;
-	c->watches = w;
-	w->line = l;
-	w->line_next = l->watchers;
-	l->watchers = w;
-	l->n_watchers++;
-	announce_object_added(b, w->path);
-	announce_watchers(l);
+	b->next_watch_id++;
+	watch_store(w);
 	log_info("watch %s: %s:%u for %s uid %u", w->path, l->chip->name, l->offset, c->name,
 		 (unsigned)c->uid);
 	/* The level is read before the reply: an edge the caller makes once it has the
 	 * reply is after it, so it comes as an edge. */
 	*have_initial = watch_read_initial(w, fresh, initial);
-	*ret = TAKE_PTR(w);
+	*ret = w;
 	return 0;
-nomem_flow:
-	flow_done(&w->flow);
-	free(w->path);
-nomem:
-	if (fresh && !l->n_watchers)
-		source_close(l);
-	return -ENOMEM;
+}
+
+int watch_adopt(Broker *b, Client *c, Line *l, uint64_t id)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	uint64_t unsent = 0, src = 0, lseq = 0;
+	bool fresh = false, existed = false, have;
+	struct gb_event initial;
+	Watch *w;
+	int r;
+
+	if (!l->holder && !l->source) {
+		if (source_open(l, &err) < 0)
+			/* Kept, as on a hand-over: its level comes when the line is free again. */
+			log_info("line %s:%u: not watched until requested again: %s", l->chip->name,
+				 l->offset, err.message);
+		else
+			fresh = true;
+		sd_bus_error_free(&err);
+	}
+	r = watch_make(b, c, l, id, &w);
+	if (r < 0) {
+		if (fresh && !l->n_watchers)
+			source_close(l);
+		return r;
+	}
+	w->stored = b->state.record;
+	w->mark = state_mark_open(&b->state, "watch", id, &existed);
+	if (w->mark) {
+		if (existed && w->mark->count.owed > w->mark->count.paid)
+			unsent = w->mark->count.owed - w->mark->count.paid;
+		src = existed ? w->mark->src : 0;
+		lseq = w->mark->seq[0];
+		w->mark->count = (struct gb_mark_count){ 0 };
+		w->flow.mark = &w->mark->count;
+	}
+	have = watch_read_initial(w, fresh, &initial);
+	/* Fed by the same kernel request as before the restart: its line seqnos go on,
+	 * and a gap is what the old broker read and never handled, or the kernel lost. */
+	if (have && src && l->holder_lreq && l->holder_lreq->tag == src) {
+		w->last_line_seqno = lseq;
+		w->mark->seq[0] = lseq;
+	}
+	log_info("watch %s (%s:%u) restored after a restart for %s uid %u%s", w->path,
+		 l->chip->name, l->offset, c->name, (unsigned)c->uid,
+		 unsent ? ", events the previous broker had not sent counted lost" : "");
+	if (unsent)
+		flow_lost(&w->flow, unsent);
+	if (have)
+		flow_push_initial(&w->flow, &initial);
+	return 0;
 }
 
 static void watch_unlink_line(Watch *w)
@@ -305,8 +392,18 @@ static void watch_unlink_line(Watch *w)
 void watch_release(Watch *w, const char *reason)
 {
 	Broker *b = w->broker;
+	/* As a request: stopping for a restart, the next broker takes it over. */
+	bool hand_over = b->handover && w->stored;
 
-	log_info("watch %s closed: %s", w->path, reason);
+	if (hand_over)
+		log_info("watch %s left to the next broker (restart)", w->path);
+	else
+		log_info("watch %s closed: %s", w->path, reason);
+	if (w->stored && !hand_over)
+		state_remove_watch(&b->state, w->id);
+	w->stored = false;
+	w->flow.mark = NULL;
+	w->mark = state_mark_close(w->mark);
 	watch_unlink_line(w);
 	if (w->client) {
 		for (Watch **pp = &w->client->watches; *pp; pp = &(*pp)->client_next)
@@ -331,6 +428,7 @@ Watch *watch_free(Watch *w)
 	if (!w)
 		return NULL;
 	assert(!w->line && !w->client);
+	state_mark_close(w->mark);
 	flow_done(&w->flow);
 	free(w->path);
 	free(w);
@@ -355,6 +453,12 @@ void watch_chip_gone(Line *l)
 		Watch *w = l->watchers;
 
 		flow_signal(&w->flow, "ChipGone", "s", l->chip->name);
+		/* Not after a restart: a chip of the same name then may be another one. */
+		if (w->stored)
+			state_remove_watch(&w->broker->state, w->id);
+		w->stored = false;
+		w->flow.mark = NULL;
+		w->mark = state_mark_close(w->mark);
 		watch_unlink_line(w);
 		announce_changed(w->broker, w->path, GB_IFACE_WATCH, "ChipGone", NULL);
 	}

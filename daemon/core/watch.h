@@ -23,6 +23,11 @@
  *
  * Every watcher has its own bounded queue (flow.h): a slow one loses its own
  * events, counted, and never delays the holder or another watcher.
+ *
+ * A watch is recorded (state.h: watch-<id>, and its event mark) and survives a
+ * broker restart: the next broker re-adopts it (watch_adopt) under the same path for
+ * the same subscriber, which gets its level again; events the old broker took on
+ * and never sent are counted lost.
  */
 #ifndef GB_WATCH_H
 #define GB_WATCH_H
@@ -47,6 +52,8 @@ struct Watch {
 	uint64_t since_ns;          /* edges up to this are in the initial state */
 	bool since_valid;
 	uint64_t last_line_seqno;   /* of the source now feeding it: kernel loss per line */
+	bool stored;                /* its record is in the state directory */
+	struct gb_mark *mark;       /* shared with the next broker (record.h), or NULL */
 };
 
 /**
@@ -57,6 +64,12 @@ struct Watch {
 int watch_new(Broker *b, Client *c, Line *l, Watch **ret, struct gb_event *initial,
 	      bool *have_initial, sd_bus_error *error);
 void watch_push_initial(Watch *w, struct gb_event *initial);
+/**
+ * After a restart: watch @p id of @p l for @p c, as the previous broker had it
+ * (the policy already allows it). Its subscriber is told what the old broker had
+ * not sent (EventsLost) and gets an InitialState. 0 or -ENOMEM.
+ */
+int watch_adopt(Broker *b, Client *c, Line *l, uint64_t id);
 /** Announce its end (log, ObjectRemoved) and unlink it from its line and client. */
 void watch_release(Watch *w, const char *reason);
 /** Free a released watch. NULL-safe; returns NULL. */

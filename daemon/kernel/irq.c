@@ -2,8 +2,17 @@
 #include "irq.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
 
 #include "log.h"
+
+static uint64_t abort_after, events_read;
+
+void irq_debug_abort_after(uint64_t n)
+{
+	abort_after = n;
+}
 
 static void irq_read(Irq *irq)
 {
@@ -16,6 +25,12 @@ static void irq_read(Irq *irq)
 		log_warning_errno(n, "%s: reading edge events: %m", irq->name);
 		irq_detach(irq);
 		return;
+	}
+	events_read += n > 0 ? (uint64_t)n : 0;
+	if (abort_after && events_read >= abort_after) {
+		log_info("%s: aborting after %" PRIu64 " edge event(s) read, before handling them "
+			 "(GPIOD_BROKER_DEBUG_ABORT_AFTER_EVENTS)", irq->name, events_read);
+		abort();
 	}
 	if (n > 0)
 		irq->handler(irq->userdata, ev, n);

@@ -14,6 +14,7 @@
 #ifndef GB_IRQ_H
 #define GB_IRQ_H
 
+#include <stdint.h>
 #include <systemd/sd-event.h>
 
 #include "line-request.h"
@@ -36,5 +37,13 @@ int irq_attach(Irq *irq, sd_event *event, LineReq *k, irq_handler_t handler, voi
 void irq_detach(Irq *irq);
 /** Hand over what the kernel has queued right now (before the request goes away). */
 void irq_flush(Irq *irq);
+
+/**
+ * A debugging aid (GPIOD_BROKER_DEBUG_ABORT_AFTER_EVENTS, gpiod-broker(8)): abort()
+ * once @p n edge events in all have been read from the kernel, right after the read
+ * that reaches it and before any of that batch is handled: a broker dying between
+ * the kernel and its subscribers, on purpose. 0: never.
+ */
+void irq_debug_abort_after(uint64_t n);
 
 #endif

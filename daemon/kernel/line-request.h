@@ -41,6 +41,7 @@ typedef struct LineReq {
 	/* A client holds a copy of the fd (a direct request): its events are that
 	 * client's to read, so nobody in the broker may read them. */
 	bool shared;
+	uint64_t tag;                  /* who numbers its events (a request's id), or 0 */
 } LineReq;
 
 /** Nothing requested yet (raw_fd -1). */

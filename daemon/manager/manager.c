@@ -89,8 +89,12 @@ int manager_startup(Broker *b)
 void manager_done(Broker *b)
 {
 	Client *c;
+	Watch *w;
 	size_t i;
 
+	/* Watches first: a line a request lets go of is then not taken for them. */
+	while (b->watches && (i = 0, w = hashmap_iterate(b->watches, &i, NULL)))
+		watch_close(w, "broker shutting down");
 	/* SIGTERM releases everything: every request goes back to the kernel. */
 	while (b->request_list)
 		request_close(b->request_list, "broker shutting down");

@@ -16,12 +16,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "chip.h"
 #include "client.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "org.gpiodbroker1.h"
 #include "request.h"
+#include "watch.h"
 
 /* The kernel must agree that this fd holds these lines for this label. */
 static bool reqchip_matches_kernel(ReqChip *rc)
@@ -139,6 +142,29 @@ static const char *refuse_reason(Request *req, unsigned int n_fds, Client *owner
 	return NULL;
 }
 
+/* The previous broker's event mark: where each kernel request's seqnos stood, and
+ * what it had taken on for the subscriber and not sent. Returns that count. */
+static uint64_t adopt_mark(Broker *b, Request *req)
+{
+	uint64_t unsent = 0;
+	bool existed;
+
+	req->mark = state_mark_open(&b->state, "request", req->id, &existed);
+	if (!req->mark)
+		return 0;
+	if (existed) {
+		for (unsigned int k = 0; k < req->n_chips && k < GB_MARK_MAX_SEQ; k++) {
+			req->chips[k].last_global_seqno = req->mark->seq[k];
+			req->chips[k].seqno_unknown = false;
+		}
+		if (req->mark->count.owed > req->mark->count.paid)
+			unsent = req->mark->count.owed - req->mark->count.paid;
+	}
+	req->mark->count = (struct gb_mark_count){ 0 };
+	req->flow.mark = &req->mark->count;
+	return unsent;
+}
+
 static void restore_one(Broker *b, uint64_t id, StatePassed *p)
 {
 	_cleanup_(request_freep) Request *req = NULL;
@@ -213,7 +239,15 @@ static void restore_one(Broker *b, uint64_t id, StatePassed *p)
 		state_remove(&b->state, id, req->n_chips);
 		req->stored = false;
 	} else {
+		uint64_t unsent = adopt_mark(b, req);
+
 		request_save(req); /* the subscriber may be gone */
+		/* No silent loss: what the old broker read and never sent is lost. */
+		if (unsent) {
+			log_info("request %s: %" PRIu64 " event(s) the previous broker had read and "
+				 "not sent counted lost", req->path, unsent);
+			flow_lost(&req->flow, unsent);
+		}
 	}
 	log_info("request %s (\"%s\") restored after a restart: %u line(s), uid %u, %s%s%s",
 		 req->path, req->label, req->n_lines, (unsigned)req->uid,
@@ -224,6 +258,74 @@ static void restore_one(Broker *b, uint64_t id, StatePassed *p)
 	TAKE_PTR(req);
 }
 
+/* Why watch @p rec cannot come back (@p l, @p c: its line and subscriber), or NULL. */
+static const char *watch_refuse_reason(Broker *b, const struct gb_watch_record *rec, Line *l,
+				       Client *c, char *buf, size_t size)
+{
+	struct gb_line_ident ident;
+	struct gb_caller caller;
+	unsigned int max;
+	char why[512];
+
+	if (!c)
+		return "its subscriber left the bus while the broker was down";
+	if (!l)
+		return "its line is gone (chip unplugged while the broker was down)";
+	client_caller(c, &caller);
+	line_ident(l, &ident);
+	if (gb_policy_check_watch(b->policy, &ident, &caller, &max, why, sizeof(why)) < 0) {
+		snprintf(buf, size, "not allowed by the policy after the restart: %s", why);
+		return buf;
+	}
+	if (l->n_watchers >= max)
+		return "its line has its max-watchers after the restart";
+	return NULL;
+}
+
+/* A watch comes back to its subscriber, if it is still on the bus and may still
+ * watch the line; otherwise its record goes. After the requests: a line they hold
+ * feeds its watchers again from the same kernel request. */
+static void restore_watch(Broker *b, uint64_t id)
+{
+	struct gb_watch_record rec;
+	const char *why;
+	char reason[600];
+	Client *c = NULL;
+	Line *l = NULL;
+	Chip *chip;
+
+	gb_watch_record_init(&rec);
+	if (b->next_watch_id < id)
+		b->next_watch_id = id;
+	if (state_load_watch(&b->state, id, &rec) < 0) {
+		state_remove_watch(&b->state, id);
+		return;
+	}
+	chip = chip_by_name(b->chips, rec.chip);
+	if (chip && chip->gc && rec.offset < chip->num_lines)
+		l = &chip->lines[rec.offset];
+	if (!b->state.record)
+		why = "this broker does not record";
+	else {
+		/* The same connection (unique names are not reused while the bus runs). */
+		sd_bus_error err = SD_BUS_ERROR_NULL;
+
+		if (client_get_by_name(b, rec.owner, &c, &err) < 0 || c->uid != rec.uid)
+			c = NULL;
+		sd_bus_error_free(&err);
+		why = watch_refuse_reason(b, &rec, l, c, reason, sizeof(reason));
+	}
+	if (!why && watch_adopt(b, c, l, id) < 0)
+		why = "out of memory";
+	if (why) {
+		/* Nothing to release: the watch never held anything the kernel keeps. */
+		log_info("watch " GB_WATCH_PREFIX "/%" PRIu64 " (%s:%u of %s) not restored: %s", id,
+			 rec.chip, rec.offset, rec.owner, why);
+		state_remove_watch(&b->state, id);
+	}
+	gb_watch_record_clear(&rec);
+}
+
 void manager_restore(Broker *b)
 {
 	StatePassed p = { 0 };
@@ -231,12 +333,17 @@ void manager_restore(Broker *b)
 	size_t n_ids = 0;
 
 	state_passed_collect(&b->state, &p, &b->next_request_id);
-	state_list(&b->state, &ids, &n_ids);
+	state_list(&b->state, "request", &ids, &n_ids);
 	for (size_t i = 0; i < n_ids; i++) {
 		if (b->next_request_id < ids[i])
 			b->next_request_id = ids[i];
 		restore_one(b, ids[i], &p);
 	}
 	state_passed_done(&b->state, &p);
+	free(ids);
+	ids = NULL;
+	state_list(&b->state, "watch", &ids, &n_ids);
+	for (size_t i = 0; i < n_ids; i++)
+		restore_watch(b, ids[i]);
 	free(ids);
 }

@@ -370,3 +370,132 @@ int gb_record_parse(const char *text, size_t len, uint64_t file_id, struct gb_re
 	}
 	return 0;
 }
+
+/* --- watch records ------------------------------------------------------------ */
+
+void gb_watch_record_init(struct gb_watch_record *rec)
+{
+	*rec = (struct gb_watch_record){ 0 };
+}
+
+void gb_watch_record_clear(struct gb_watch_record *rec)
+{
+	free(rec->owner);
+	free(rec->chip);
+	gb_watch_record_init(rec);
+}
+
+int gb_watch_record_write(const struct gb_watch_record *rec, FILE *f)
+{
+	fprintf(f, "# gpiod-broker watch state, read by the next broker after a restart\n"
+		"version=%d\nid=%" PRIu64 "\nuid=%u\nowner=%s\nline=%s %u\n", GB_RECORD_VERSION,
+		rec->id, (unsigned)rec->uid, rec->owner, rec->chip, rec->offset);
+	if (fflush(f) != 0 || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+enum {
+	SEEN_W_OWNER = 1 << 4,
+	SEEN_W_LINE = 1 << 5,
+	SEEN_W_REQUIRED = SEEN_VERSION | SEEN_ID | SEEN_UID | SEEN_W_OWNER | SEEN_W_LINE,
+};
+
+static const char *parse_watch_item(struct gb_watch_record *rec, unsigned int *seen,
+				    uint64_t file_id, const char *key, const char *val)
+{
+	char name[64];
+	unsigned int off;
+	uint64_t u;
+	int pos = 0;
+
+	if (strcmp(key, "version") == 0) {
+		*seen |= SEEN_VERSION;
+		return gb_parse_u64(val, &u) && u == GB_RECORD_VERSION ? NULL : "unsupported version";
+	}
+	if (strcmp(key, "id") == 0) {
+		*seen |= SEEN_ID;
+		if (!gb_parse_u64(val, &u) || u != file_id)
+			return "id does not match the file name";
+		rec->id = u;
+		return NULL;
+	}
+	if (strcmp(key, "uid") == 0) {
+		*seen |= SEEN_UID;
+		if (!gb_parse_u64(val, &u) || u > UINT32_MAX)
+			return "invalid uid";
+		rec->uid = (uid_t)u;
+		return NULL;
+	}
+	if (strcmp(key, "owner") == 0) {
+		/* A watch always has its subscriber: it ends with it. */
+		if (val[0] != ':' || strlen(val) > 255 || *seen & SEEN_W_OWNER)
+			return "invalid owner name";
+		*seen |= SEEN_W_OWNER;
+		return (rec->owner = strdup(val)) ? NULL : "out of memory";
+	}
+	if (strcmp(key, "line") == 0) {
+		if (*seen & SEEN_W_LINE ||
+		    sscanf(val, "%63[A-Za-z0-9_.-] %u%n", name, &off, &pos) != 2 || val[pos] ||
+		    off > 65535 || val[strlen(name)] != ' ' || val[strlen(name) + 1] < '0' ||
+		    val[strlen(name) + 1] > '9')
+			return "invalid line entry";
+		*seen |= SEEN_W_LINE;
+		rec->offset = off;
+		return (rec->chip = strdup(name)) ? NULL : "out of memory";
+	}
+	return "unknown key";
+}
+
+int gb_watch_record_parse(const char *text, size_t len, uint64_t file_id,
+			  struct gb_watch_record *rec, unsigned int *lineno, char *err,
+			  size_t errlen)
+{
+	const char *what = NULL, *p = text, *end = text + len;
+	unsigned int seen = 0;
+
+	gb_watch_record_clear(rec);
+	*lineno = 0;
+	while (!what && p < end) {
+		const char *nl = memchr(p, '\n', end - p);
+		_cleanup_free_ char *buf = NULL;
+		char *eq;
+
+		++*lineno;
+		if (!nl) {
+			what = "truncated";
+			break;
+		}
+		if (memchr(p, 0, nl - p)) {
+			what = "NUL byte";
+			break;
+		}
+		buf = strndup(p, nl - p);
+		if (!buf) {
+			gb_watch_record_clear(rec);
+			return -ENOMEM;
+		}
+		p = nl + 1;
+		if (buf[0] == '#' || buf[0] == 0)
+			continue;
+		eq = strchr(buf, '=');
+		if (!eq) {
+			what = "not key=value";
+			break;
+		}
+		*eq = 0;
+		what = parse_watch_item(rec, &seen, file_id, buf, eq + 1);
+	}
+	if (!what && (seen & SEEN_W_REQUIRED) != SEEN_W_REQUIRED) {
+		*lineno = 0;
+		what = "version, id, uid, owner or line missing";
+	}
+	if (what) {
+		bool oom = strcmp(what, "out of memory") == 0;
+
+		snprintf(err, errlen, "%s", what);
+		gb_watch_record_clear(rec);
+		return oom ? -ENOMEM : -EINVAL;
+	}
+	return 0;
+}

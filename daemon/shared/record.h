@@ -75,6 +75,59 @@ int gb_record_write(const struct gb_record *rec, FILE *f);
 int gb_record_parse(const char *text, size_t len, uint64_t file_id, struct gb_record *rec,
 		    unsigned int *lineno, char *err, size_t errlen);
 
+/**
+ * The watch record: a watch (core/watch.h) has no fd to keep, only who watches
+ * which line. Its subscriber's unique name survives a broker restart (the bus
+ * daemon keeps the clients connected); the uid guards against a bus daemon that
+ * restarted too and gave the name to someone else.
+ */
+struct gb_watch_record {
+	uint64_t id;
+	uid_t uid;
+	char *owner;                                /* unique bus name */
+	char *chip;                                 /* gpiochipN */
+	unsigned int offset;
+};
+
+void gb_watch_record_init(struct gb_watch_record *rec);
+void gb_watch_record_clear(struct gb_watch_record *rec);
+/** Write @p rec to @p f. 0, or -errno. */
+int gb_watch_record_write(const struct gb_watch_record *rec, FILE *f);
+/** As gb_record_parse(), for a watch record. */
+int gb_watch_record_parse(const char *text, size_t len, uint64_t file_id,
+			  struct gb_watch_record *rec, unsigned int *lineno, char *err,
+			  size_t errlen);
+
+/*
+ * The event mark: what a subscriber was told, kept in a file the broker maps
+ * MAP_SHARED, so that it outlives a broker that dies and costs no system call to
+ * keep current. Per subscriber (a request's owner, a watcher):
+ *  - owed: events the broker took on for it (edges pushed to its flow, losses the
+ *    kernel reported); paid: those it was told of (sent on the bus, or counted in
+ *    an EventsLost signal or, without a subscriber, in the property). A broker that
+ *    dies leaves owed - paid: events read from the kernel and never delivered.
+ *  - seq: per kernel request (a request's chip k; a watch: seq[0]) the last
+ *    kernel seqno handed on (global seqno; a watch: the line seqno), so the next
+ *    broker measures the gap to the next event it reads: events the old broker read
+ *    and never handled, and the kernel's own losses while no broker ran.
+ *  - src: a watch: the request whose kernel request fed it (0: none, or the
+ *    broker's own, which does not outlive the broker): seq[0] is in its numbering.
+ * Written only by the one broker running; read by the next one at start.
+ */
+#define GB_MARK_MAGIC   UINT64_C(0x3130206b72616d67) /* "gmark 01" */
+#define GB_MARK_MAX_SEQ GB_MAX_LINES_PER_REQUEST     /* a request has at most this many chips */
+
+struct gb_mark_count {
+	uint64_t owed, paid;
+};
+
+struct gb_mark {
+	uint64_t magic;
+	struct gb_mark_count count;
+	uint64_t src;
+	uint64_t seq[GB_MARK_MAX_SEQ];
+};
+
 /** "gbreq-<id>-<k>": the fd store name of chip @p k of request @p id. */
 void gb_record_fd_name(uint64_t id, unsigned int k, char *buf, size_t size);
 /** The reverse; false if @p name is not one of ours. */

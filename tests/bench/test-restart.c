@@ -12,6 +12,7 @@
  */
 #include <check.h>
 #include <gpiod.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@
 
 #define STATE_DIR "/run/gb-test-state"
 #define LOG_FILE  "/run/gb-test-restart.log"
-#define POLICY GB_TEST_POLICY_OPEN "safe-state = input\n"
+#define POLICY GB_TEST_POLICY_OPEN "safe-state = input\nwatch-users = *\n"
 
 static const char *const names[4] = { "relay", "button", "valve", "spare" };
 static const struct gb_broker_opts opts = { .policy = POLICY, .args = GB_ARGS("--state-dir=" STATE_DIR) };
@@ -59,6 +60,8 @@ static void teardown(void)
 	 * harness may still be reading the broker's last messages.) */
 	ck_assert(gb_harness_wait_n_fds(h, 0, 5000));
 	ck_assert_int_ne(access(STATE_DIR "/request-1", F_OK), 0);
+	ck_assert_int_ne(access(STATE_DIR "/watch-1", F_OK), 0);
+	ck_assert_int_ne(access(STATE_DIR "/watch-1.mark", F_OK), 0);
 	gb_harness_free(h);
 	gb_sim_chip_free(sim);
 }
@@ -135,6 +138,95 @@ static void sampler_stop(struct sampler *s, pid_t pid)
 	s->stop = 1;
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 	munmap((void *)s, sizeof(*s));
+}
+
+/* --- watches and events across a restart ------------------------------------- */
+
+/* What one connection receives on one request or watch. */
+struct recv {
+	sd_bus *bus;
+	char path[128];
+	int initial, edges;
+	uint64_t lost;          /* sum of EventsLost counts */
+	uint64_t last_total;    /* the last EventsLost total */
+	uint64_t last_gseq, last_lseq;
+};
+
+static int on_recv(sd_bus_message *m, void *userdata, sd_bus_error *e)
+{
+	struct recv *r = userdata;
+	const char *edge;
+	uint32_t idx, off;
+	uint64_t ts, seq, n, total;
+	int value;
+
+	if (!r->path[0] || strcmp(sd_bus_message_get_path(m), r->path) != 0)
+		return 0;
+	if (sd_bus_message_is_signal(m, NULL, "Event")) {
+		ck_assert_int_ge(sd_bus_message_read(m, "uustttt", &idx, &off, &edge, &ts, &r->last_gseq,
+						     &r->last_lseq, &seq), 0);
+		r->edges++;
+	} else if (sd_bus_message_is_signal(m, NULL, "InitialState")) {
+		ck_assert_int_ge(sd_bus_message_read(m, "uubtt", &idx, &off, &value, &ts, &seq), 0);
+		r->initial++;
+	} else if (sd_bus_message_is_signal(m, NULL, "EventsLost")) {
+		ck_assert_int_ge(sd_bus_message_read(m, "tt", &n, &total), 0);
+		r->lost += n;
+		r->last_total = total;
+	}
+	return 0;
+}
+
+static void recv_on(struct recv *r, sd_bus *bus, const char *path)
+{
+	memset(r, 0, sizeof(*r));
+	r->bus = bus;
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	ck_assert_int_ge(sd_bus_add_match(bus, NULL, "type='signal',sender='" GB_BUS_NAME "'", on_recv, r), 0);
+}
+
+static void watch_line(sd_bus *bus, const char *line, char *path, size_t size)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	const char *p;
+
+	ck_assert_msg(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &err,
+					 &reply, "sa{sv}", line, 0) >= 0, "Watch(%s): %s", line, err.message);
+	ck_assert_int_ge(sd_bus_message_read(reply, "o", &p), 0);
+	snprintf(path, size, "%s", p);
+	sd_bus_message_unref(reply);
+}
+
+/* Watch @p line and receive on it: the match is there before the InitialState. */
+static void watch_recv(struct recv *r, sd_bus *bus, const char *line)
+{
+	recv_on(r, bus, "");
+	watch_line(bus, line, r->path, sizeof(r->path));
+}
+
+static bool watch_exists(sd_bus *bus, const char *path)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char *owner = NULL;
+	int r = sd_bus_get_property_string(bus, GB_BUS_NAME, path, GB_IFACE_WATCH, "Owner", &err, &owner);
+
+	sd_bus_error_free(&err);
+	free(owner);
+	return r >= 0;
+}
+
+static void wait_recv(struct recv *r, const int *counter, int n)
+{
+	ck_assert_msg(gb_bus_wait_count(r->bus, counter, n, 10000), "%s: %d of %d", r->path, *counter, n);
+}
+
+/* An edge on line @p off (pulled the other way), far enough from the last one that
+ * the kernel sees both (UML ticks at 100 Hz). */
+static void edge(unsigned int off, bool level)
+{
+	usleep(20000);
+	ck_assert_int_eq(gb_sim_set_pull(sim, off, level), 0);
 }
 
 START_TEST(test_output_survives_kill)
@@ -339,6 +431,11 @@ START_TEST(test_corrupt_state)
 	      "lines=1\nline=0 0 3 3 7 1 1 1 0 0 1 1\n", f);
 	ck_assert_int_eq(fclose(f), 0);
 	ck_assert_int_eq(unlink(STATE_DIR "/request-2"), 0);
+	/* A damaged watch record: dropped, named in the log. */
+	f = fopen(STATE_DIR "/watch-9", "we");
+	ck_assert_ptr_nonnull(f);
+	fputs("version=1\nid=9\nuid=60001\nowner=:1.999\nline=gpiochip0\n", f);
+	ck_assert_int_eq(fclose(f), 0);
 	gb_harness_set_log(h, LOG_FILE);
 	broker = gb_harness_start(h, &opts, true);
 	root = gb_connect(0);
@@ -349,6 +446,9 @@ START_TEST(test_corrupt_state)
 	ck_assert_msg(log_has("state file " STATE_DIR "/request-1: line 8"),
 		      "no log line naming the damaged state file");
 	ck_assert(log_has("\"gbreq-2-0\" has no state file"));
+	ck_assert_msg(log_has("state file " STATE_DIR "/watch-9: line 5: invalid line entry; dropping watch 9"),
+		      "no log line naming the damaged watch record");
+	ck_assert_int_ne(access(STATE_DIR "/watch-9", F_OK), 0);
 	ck_assert(!request_exists(root, path));
 	ck_assert(!request_exists(root, path2));
 	ck_assert(!kernel_line(0, NULL));
@@ -410,6 +510,12 @@ START_TEST(test_chip_gone_while_down)
 
 	ck_assert_int_ge(gb_request(alice, "relay-ctl", "relay", "output", 1, NULL, true, &path, &err), 0);
 	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
+	{
+		char wpath[128];
+
+		watch_line(alice, "valve", wpath, sizeof(wpath));
+		ck_assert_str_eq(wpath, GB_ROOT_PATH "/watch/1");
+	}
 	gb_broker_kill(broker);
 	gb_sim_chip_free(sim);
 	gb_harness_set_log(h, LOG_FILE);
@@ -421,6 +527,10 @@ START_TEST(test_chip_gone_while_down)
 	ck_assert(!request_exists(root, path));
 	ck_assert_msg(log_has("does not match the kernel's view"),
 		      "no log line about the request of the chip that went away");
+	ck_assert(!watch_exists(root, GB_ROOT_PATH "/watch/1"));
+	ck_assert_msg(log_has("not restored: its line is gone"),
+		      "no log line about the watch of the chip that went away");
+	ck_assert_int_ne(access(STATE_DIR "/watch-1", F_OK), 0);
 	ck_assert_int_ne(access(STATE_DIR "/request-1", F_OK), 0);
 	/* Plugged in again: a new chip, requests work. */
 	sim = gb_sim_chip_new("gbrst", 4, names);
@@ -509,6 +619,257 @@ START_TEST(test_events_after_restart)
 	free(path);
 	sd_bus_slot_unref(slot);
 	sd_bus_flush_close_unref(alice);
+}
+END_TEST
+
+/* A watch of a held line and one of a line nobody holds come back after a SIGKILL
+ * under the same paths, for the same subscriber, with a fresh InitialState each;
+ * their edges come again. */
+START_TEST(test_watch_survives_kill)
+{
+	sd_bus *alice = gb_connect(UID_ALICE), *bob = gb_connect(UID_BOB);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char held[128], free_line[128], *req = NULL, *owner, me[64];
+	const char *unique;
+	struct recv w1, w2;
+
+	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
+	ck_assert_int_eq(gb_sim_set_pull(sim, 2, false), 0);
+	ck_assert_int_ge(gb_request(alice, "btn", "button", "input", -1, "both", false, &req, &err), 0);
+	watch_recv(&w1, bob, "button");
+	watch_recv(&w2, bob, "valve");
+	snprintf(held, sizeof(held), "%s", w1.path);
+	snprintf(free_line, sizeof(free_line), "%s", w2.path);
+	ck_assert_str_eq(held, GB_ROOT_PATH "/watch/1");
+	wait_recv(&w1, &w1.initial, 1);
+	wait_recv(&w2, &w2.initial, 1);
+	ck_assert_int_eq(access(STATE_DIR "/watch-1", F_OK), 0);
+	ck_assert_int_eq(access(STATE_DIR "/watch-2", F_OK), 0);
+	edge(1, true);
+	wait_recv(&w1, &w1.edges, 1);
+	edge(2, true);
+	wait_recv(&w2, &w2.edges, 1);
+	w1.initial = w2.initial = 0;
+
+	restart(true);
+	/* Levels may have changed while no broker ran: each watch hears it again. */
+	wait_recv(&w1, &w1.initial, 1);
+	wait_recv(&w2, &w2.initial, 1);
+	ck_assert(watch_exists(bob, held));
+	ck_assert(watch_exists(bob, free_line));
+	ck_assert_int_ge(sd_bus_get_unique_name(bob, &unique), 0);
+	snprintf(me, sizeof(me), "%s", unique);
+	owner = gb_get_prop_str(bob, held, GB_IFACE_WATCH, "Owner");
+	ck_assert_str_eq(owner, me);
+	free(owner);
+
+	edge(1, false);
+	wait_recv(&w1, &w1.edges, 2);
+	edge(2, false);
+	wait_recv(&w2, &w2.edges, 2);
+	ck_assert_uint_eq(w1.lost + w2.lost, 0);
+	ck_assert_uint_eq(gb_get_prop_u64(bob, held, GB_IFACE_WATCH, "EventsLost"), 0);
+	/* A new watch gets an id after the adopted ones; closing one forgets it. */
+	{
+		char third[128];
+
+		watch_line(bob, "spare", third, sizeof(third));
+		ck_assert_str_eq(third, GB_ROOT_PATH "/watch/3");
+	}
+	ck_assert_int_ge(sd_bus_call_method(bob, GB_BUS_NAME, free_line, GB_IFACE_WATCH, "Close", &err, NULL,
+					    ""), 0);
+	ck_assert_int_ne(access(STATE_DIR "/watch-2", F_OK), 0);
+	ck_assert_int_ne(access(STATE_DIR "/watch-2.mark", F_OK), 0);
+	free(req);
+	sd_bus_flush_close_unref(alice);
+	sd_bus_flush_close_unref(bob);
+}
+END_TEST
+
+/* The broker dies between reading edges from the kernel and sending them (the
+ * debugging knob makes it abort there), with two more waiting in its queues (a
+ * window of 2 nobody acknowledges). After the restart, the owner and the watcher
+ * are each told of the three they never got: EventsLost, before the next edge. */
+START_TEST(test_unsent_events_counted_lost)
+{
+	const struct gb_broker_opts small = {
+		.policy = POLICY, .args = GB_ARGS("--state-dir=" STATE_DIR, "--event-window=2"),
+	};
+	sd_bus *alice, *bob, *root;
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char wpath[128], *req = NULL;
+	struct recv o, w;
+	int status;
+
+	ck_assert_int_eq(gb_broker_stop(broker), 0);
+	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
+	setenv("GPIOD_BROKER_DEBUG_ABORT_AFTER_EVENTS", "5", 1);
+	broker = gb_harness_start(h, &small, true);
+	unsetenv("GPIOD_BROKER_DEBUG_ABORT_AFTER_EVENTS");
+	alice = gb_connect(UID_ALICE);
+	bob = gb_connect(UID_BOB);
+	root = gb_connect(0);
+	ck_assert_int_ge(gb_request(alice, "btn", "button", "input", -1, "both", false, &req, &err), 0);
+	recv_on(&o, alice, req);
+	watch_recv(&w, bob, "button");
+	snprintf(wpath, sizeof(wpath), "%s", w.path);
+
+	/* Two sent (the window), two queued, the fifth read and never handled. */
+	edge(1, true);
+	edge(1, false);
+	wait_recv(&o, &o.edges, 2);
+	wait_recv(&w, &w.edges, 2);
+	edge(1, true);
+	edge(1, false);
+	edge(1, true);
+	status = gb_broker_wait_died(broker);
+	ck_assert_msg(status == 128 + SIGABRT, "the broker did not abort (status %d)", status);
+	ck_assert_int_eq(o.edges, 2);
+
+	broker = gb_harness_start(h, &small, true);
+	wait_recv(&w, &w.initial, 2);
+	edge(1, false);
+	wait_recv(&o, &o.edges, 3);
+	wait_recv(&w, &w.edges, 3);
+	ck_assert_uint_eq(o.last_gseq, 6);
+	ck_assert_uint_eq(w.last_lseq, 6);
+	ck_assert_msg(o.lost == 3, "the owner was told of %" PRIu64 " lost events, not 3", o.lost);
+	ck_assert_msg(w.lost == 3, "the watcher was told of %" PRIu64 " lost events, not 3", w.lost);
+	ck_assert_uint_eq(o.last_total, 3);
+	ck_assert_uint_eq(gb_get_prop_u64(root, req, GB_IFACE_REQUEST, "EventsLost"), 3);
+	ck_assert_uint_eq(gb_get_prop_u64(root, wpath, GB_IFACE_WATCH, "EventsLost"), 3);
+	free(req);
+	sd_bus_flush_close_unref(alice);
+	sd_bus_flush_close_unref(bob);
+	sd_bus_flush_close_unref(root);
+}
+END_TEST
+
+static sd_bus *bob_watches_valve(void *userdata)
+{
+	sd_bus *bus = gb_connect(UID_BOB);
+
+	if (sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", NULL, NULL,
+			       "sa{sv}", "valve", 0) < 0)
+		return NULL;
+	return bus;
+}
+
+/* Is @p needle on a line of the log logged at priority @p level ("<6>": info)? */
+static bool log_has_at(const char *level, const char *needle)
+{
+	static char buf[262144];
+	FILE *f = fopen(LOG_FILE, "re");
+	const char *p;
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	for (p = buf; (p = strstr(p, needle)); p++) {
+		const char *line = p;
+
+		while (line > buf && line[-1] != '\n')
+			line--;
+		if (strncmp(line, level, strlen(level)) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The subscriber left while the broker was down: the watch is dropped, said at
+ * info level (nothing went wrong), its record gone. */
+START_TEST(test_watch_subscriber_left_while_down)
+{
+	sd_bus *root = gb_connect(0);
+	char name[64];
+	pid_t pid;
+
+	pid = gb_fork_client(bob_watches_valve, NULL, name, sizeof(name));
+	ck_assert_int_eq(access(STATE_DIR "/watch-1", F_OK), 0);
+	gb_broker_kill(broker);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	wait_name_gone(root, name);
+	gb_harness_set_log(h, LOG_FILE);
+	setenv("JOURNAL_STREAM", "0:0", 1); /* priorities in the log */
+	broker = gb_harness_start(h, &opts, true);
+	unsetenv("JOURNAL_STREAM");
+
+	ck_assert_int_ge(gb_ping(root, NULL), 0);
+	ck_assert(!watch_exists(root, GB_ROOT_PATH "/watch/1"));
+	ck_assert_int_ne(access(STATE_DIR "/watch-1", F_OK), 0);
+	ck_assert_msg(log_has_at("<6>", "not restored: its subscriber left the bus while the broker was down"),
+		      "no info line saying why the watch did not come back");
+	ck_assert_msg(!log_has_at("<4>", name), "a warning about the subscriber that left");
+	/* The line was let go: a new watch of it works. */
+	{
+		char path[128];
+
+		watch_line(root, "valve", path, sizeof(path));
+		ck_assert_str_eq(path, GB_ROOT_PATH "/watch/2");
+	}
+	sd_bus_flush_close_unref(root);
+}
+END_TEST
+
+/* The policy changed while the broker was down: a watch it no longer allows does
+ * not come back, and the log says why. */
+START_TEST(test_watch_denied_after_restart)
+{
+	const struct gb_broker_opts denying = {
+		.policy = GB_TEST_POLICY_OPEN "safe-state = input\nwatch-users = gb-alice\n",
+		.args = GB_ARGS("--state-dir=" STATE_DIR),
+	};
+	sd_bus *bob = gb_connect(UID_BOB), *alice = gb_connect(UID_ALICE);
+	char path[128], apath[128];
+	struct recv w;
+
+	watch_line(bob, "valve", path, sizeof(path));
+	watch_recv(&w, alice, "valve");
+	snprintf(apath, sizeof(apath), "%s", w.path);
+	wait_recv(&w, &w.initial, 1);
+	gb_broker_kill(broker);
+	gb_harness_set_log(h, LOG_FILE);
+	broker = gb_harness_start(h, &denying, true);
+
+	wait_recv(&w, &w.initial, 2); /* alice's is still allowed */
+	ck_assert(!watch_exists(bob, path));
+	ck_assert(watch_exists(alice, apath));
+	ck_assert_int_ne(access(STATE_DIR "/watch-1", F_OK), 0);
+	ck_assert_msg(log_has("not restored: not allowed by the policy after the restart"),
+		      "no log line saying why the watch did not come back");
+	sd_bus_flush_close_unref(bob);
+	sd_bus_flush_close_unref(alice);
+}
+END_TEST
+
+/* The chip of a watched line is unplugged while the broker runs: the watch stays
+ * (ChipGone) until closed, but is not recorded any more: after a restart a chip of
+ * the same name may be another one. */
+START_TEST(test_watch_chip_gone_not_restored)
+{
+	sd_bus *bob = gb_connect(UID_BOB);
+	struct recv w;
+	int gone = 0;
+
+	watch_recv(&w, bob, "valve");
+	ck_assert_int_ge(sd_bus_match_signal(bob, NULL, GB_BUS_NAME, w.path, GB_IFACE_WATCH, "ChipGone",
+					     gb_bus_count_message, &gone), 0);
+	ck_assert_int_eq(access(STATE_DIR "/watch-1", F_OK), 0);
+	gb_sim_chip_free(sim);
+	sim = NULL;
+	ck_assert(gb_bus_wait_count(bob, &gone, 1, 10000));
+	ck_assert(watch_exists(bob, w.path));
+	ck_assert_int_ne(access(STATE_DIR "/watch-1", F_OK), 0);
+	ck_assert_int_ne(access(STATE_DIR "/watch-1.mark", F_OK), 0);
+	sim = gb_sim_chip_new("gbrst", 4, names);
+	ck_assert_ptr_nonnull(sim);
+	restart(true);
+	ck_assert(!watch_exists(bob, w.path));
+	sd_bus_flush_close_unref(bob);
 }
 END_TEST
 
@@ -612,9 +973,17 @@ START_TEST(test_restart_job_keeps_outputs)
 	pid_t spid, fake;
 	long before;
 
+	sd_bus *bob = gb_connect(UID_BOB);
+	char wpath[128];
+	struct recv w;
+
 	ck_assert_int_eq(gb_sim_set_pull(sim, 0, false), 0);
 	ck_assert_int_ge(gb_request(alice, "relay-ctl", "relay", "output", 1, NULL, false, &path, &err), 0);
 	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
+	/* A watcher of the output: left to the next broker too, not closed. */
+	watch_recv(&w, bob, "relay");
+	snprintf(wpath, sizeof(wpath), "%s", w.path);
+	wait_recv(&w, &w.initial, 1);
 	fake = fake_systemd_start("restart");
 
 	s = sampler_start(&spid);
@@ -634,6 +1003,9 @@ START_TEST(test_restart_job_keeps_outputs)
 	check_request(root, path, "relay-ctl", UID_ALICE, false);
 	ck_assert_int_eq(gb_get_value(alice, path, 0, &err), 1);
 	ck_assert_int_eq(gb_harness_n_fds(h), 1);
+	wait_recv(&w, &w.initial, 2);
+	ck_assert(watch_exists(root, wpath));
+	sd_bus_flush_close_unref(bob);
 	free(path);
 	sd_bus_flush_close_unref(alice);
 	sd_bus_flush_close_unref(root);
@@ -668,12 +1040,15 @@ int main(int argc, char **argv)
 {
 	/* Requests taken over by the next broker; requests it must release. */
 	const TTest *const adopt[] = { test_output_survives_kill, test_persistent_comes_back,
-				       test_events_after_restart, test_restart_job_keeps_outputs, NULL };
+				       test_events_after_restart, test_restart_job_keeps_outputs,
+				       test_watch_survives_kill, test_unsent_events_counted_lost, NULL };
 	const TTest *const release[] = { test_owner_died_while_down, test_no_store_releases_to_safe,
-					 test_corrupt_state, test_stop_job_releases, NULL };
+					 test_corrupt_state, test_stop_job_releases,
+					 test_watch_subscriber_left_while_down, NULL };
 	/* What changed while the broker was down. */
 	const TTest *const changed[] = { test_denied_after_restart, test_chip_gone_while_down,
-					 test_part_of_request_lost, NULL };
+					 test_part_of_request_lost, test_watch_denied_after_restart,
+					 test_watch_chip_gone_not_restored, NULL };
 	Suite *s = suite_create("restart");
 	TCase *tc;
 

@@ -2,9 +2,11 @@
 /*
  * libgpiobroker across a broker restart: the notify harness plays systemd's fd
  * store (tests/lib/notify-harness.c), the broker is SIGKILLed and started again,
- * and takes the request over. The library must follow it: BROKER_GONE, then
- * BROKER_RESTARTED, then the edges of the same request again; a direct request
- * comes back direct, its level as its owner drove it.
+ * and takes the request and the watch over. The library must follow it: BROKER_GONE,
+ * then BROKER_RESTARTED, then the edges of the same request again; for the watch
+ * also its level again (INITIAL_STATE). An edge a dying broker read and never sent
+ * is counted lost on the next edge. A direct request comes back direct, its level as
+ * its owner drove it.
  */
 #include <check.h>
 #include <signal.h>
@@ -24,11 +26,15 @@
 #include "timing.h"
 #include "users.h"
 
-static const struct gb_broker_opts opts = { .args = GB_ARGS("--state-dir=/run/gb-test-client-state") };
+static const struct gb_broker_opts opts = {
+	.policy = GB_TEST_POLICY_OPEN "watch-users = *\n",
+	.args = GB_ARGS("--state-dir=/run/gb-test-client-state"),
+};
 static const char *const names[2] = { "bell", "spare" };
 
 struct seen {
-	int n, gone, restarted;
+	int n, gone, restarted, initial;
+	uint64_t lost;
 	enum gpiobroker_edge last_edge;
 };
 
@@ -40,6 +46,7 @@ static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event
 	case GPIOBROKER_EVENT_EDGE:
 		s->n++;
 		s->last_edge = gpiobroker_event_get_edge(ev);
+		s->lost += gpiobroker_event_get_lost(ev);
 		break;
 	case GPIOBROKER_EVENT_BROKER_GONE:
 		s->gone++;
@@ -47,9 +54,17 @@ static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event
 	case GPIOBROKER_EVENT_BROKER_RESTARTED:
 		s->restarted++;
 		break;
+	case GPIOBROKER_EVENT_INITIAL_STATE:
+		s->initial++;
+		break;
 	default:
 		break;
 	}
+}
+
+static void on_watch(struct gpiobroker_watch *w, const struct gpiobroker_event *ev, void *userdata)
+{
+	on_irq(NULL, ev, userdata);
 }
 
 START_TEST(test_library_follows_a_restarted_broker)
@@ -59,12 +74,14 @@ START_TEST(test_library_follows_a_restarted_broker)
 	struct gpiobroker_line_settings s;
 	struct gpiobroker_request *req;
 	struct gpiobroker *b;
-	struct seen seen = { 0 };
+	struct seen seen = { 0 }, wseen = { 0 };
+	struct gpiobroker_watch *w;
 	pid_t broker;
 
 	ck_assert_ptr_nonnull(sim);
 	ck_assert_int_eq(system("rm -rf /run/gb-test-client-state"), 0);
 	ck_assert_int_eq(gb_sim_set_pull(sim, 0, false), 0);
+	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
 	broker = gb_harness_start(h, &opts, true);
 	b = gb_client_open_as(UID_ALICE);
 
@@ -77,11 +94,24 @@ START_TEST(test_library_follows_a_restarted_broker)
 	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
 	ck_assert_int_eq(gb_sim_set_pull(sim, 0, true), 0);
 	ck_assert(gb_client_wait_count(&b, 1, &seen.n, 1, 10000));
+	/* A watch of the other line, which nobody holds. */
+	w = gpiobroker_watch(b, "gbclrst:1", on_watch, &wseen);
+	ck_assert_msg(w != NULL, "%s", gpiobroker_last_error_message(b));
+	ck_assert(gb_client_wait_count(&b, 1, &wseen.initial, 1, 10000));
 
 	gb_broker_kill(broker);
 	broker = gb_harness_start(h, &opts, true);
 	ck_assert(gb_client_wait_count(&b, 1, &seen.restarted, 1, 10000));
 	ck_assert_int_eq(seen.gone, 1);
+	/* The watch came back too: told so, then the level again, then its edges. */
+	ck_assert(gb_client_wait_count(&b, 1, &wseen.initial, 2, 10000));
+	ck_assert_int_eq(wseen.gone, 1);
+	ck_assert_int_eq(wseen.restarted, 1);
+	ck_assert_int_eq(gb_sim_set_pull(sim, 1, true), 0);
+	ck_assert(gb_client_wait_count(&b, 1, &wseen.n, 1, 10000));
+	ck_assert_int_eq(wseen.last_edge, GPIOBROKER_EDGE_RISING);
+	ck_assert_uint_eq(gpiobroker_watch_get_events_lost(w), 0);
+	ck_assert_int_eq(gpiobroker_watch_close(w), 0);
 
 	/* The same request, its events accepted from the new broker. */
 	usleep(20000); /* UML ticks at 100 Hz: closer edges coalesce */
@@ -89,6 +119,26 @@ START_TEST(test_library_follows_a_restarted_broker)
 	ck_assert(gb_client_wait_count(&b, 1, &seen.n, 2, 10000));
 	ck_assert_int_eq(seen.last_edge, GPIOBROKER_EDGE_FALLING);
 	ck_assert_int_eq(gpiobroker_get_value(req, 0), 0);
+	ck_assert_uint_eq(seen.lost, 0);
+
+	/* A broker that dies between reading an edge and sending it: the next edge
+	 * after the restart carries it as lost. */
+	gb_broker_kill(broker);
+	setenv("GPIOD_BROKER_DEBUG_ABORT_AFTER_EVENTS", "1", 1);
+	broker = gb_harness_start(h, &opts, true);
+	unsetenv("GPIOD_BROKER_DEBUG_ABORT_AFTER_EVENTS");
+	ck_assert(gb_client_wait_count(&b, 1, &seen.restarted, 2, 10000));
+	usleep(20000);
+	ck_assert_int_eq(gb_sim_set_pull(sim, 0, true), 0);
+	ck_assert_int_eq(gb_broker_wait_died(broker), 128 + SIGABRT);
+	broker = gb_harness_start(h, &opts, true);
+	ck_assert(gb_client_wait_count(&b, 1, &seen.restarted, 3, 10000));
+	ck_assert_int_eq(seen.n, 2);
+	usleep(20000);
+	ck_assert_int_eq(gb_sim_set_pull(sim, 0, false), 0);
+	ck_assert(gb_client_wait_count(&b, 1, &seen.n, 3, 10000));
+	ck_assert_uint_eq(seen.lost, 1);
+	ck_assert_uint_eq(gpiobroker_request_get_events_lost(req), 1);
 	ck_assert_int_eq(gpiobroker_free(req), 0);
 	ck_assert(gb_harness_wait_n_fds(h, 0, 5000));
 	gpiobroker_close(b);

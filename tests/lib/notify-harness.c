@@ -393,3 +393,15 @@ void gb_broker_kill(pid_t pid)
 	ck_assert_msg(gb_wait_name(bus, GB_BUS_NAME, false, 10000), "the killed broker's name did not go away");
 	sd_bus_flush_close_unref(bus);
 }
+
+int gb_broker_wait_died(pid_t pid)
+{
+	sd_bus *bus = gb_connect(0);
+	int status = gb_broker_wait_exit(pid, 10000 * gb_slow());
+
+	ck_assert_msg(status >= 0, "the broker did not die");
+	unlink("/run/gb-test-broker.pid");
+	ck_assert_msg(gb_wait_name(bus, GB_BUS_NAME, false, 10000), "the dead broker's name did not go away");
+	sd_bus_flush_close_unref(bus);
+	return status;
+}

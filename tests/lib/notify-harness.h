@@ -51,5 +51,10 @@ bool gb_harness_drop(struct gb_harness *h, const char *name);
 
 /** SIGKILL the broker, reap it, and wait until its bus name is gone. */
 void gb_broker_kill(pid_t pid);
+/**
+ * Wait for a broker that dies by itself (GPIOD_BROKER_DEBUG_ABORT_AFTER_EVENTS),
+ * reap it, and wait until its bus name is gone. Its exit status (128 + signal).
+ */
+int gb_broker_wait_died(pid_t pid);
 
 #endif

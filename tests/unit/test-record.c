@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Host unit test: the request record a broker leaves for the next one. What is
- * written reads back the same, and every damaged form is refused whole, with the
- * line that is wrong.
+ * Host unit test: the request and watch records a broker leaves for the next one.
+ * What is written reads back the same, and every damaged form is refused whole,
+ * with the line that is wrong.
  */
 #include <check.h>
 #include <errno.h>
@@ -185,6 +185,73 @@ START_TEST(test_fd_names)
 }
 END_TEST
 
+static const char watch_text[] =
+	"# gpiod-broker watch state\nversion=1\nid=7\nuid=60002\nowner=:1.23\nline=gpiochip2 5\n";
+
+START_TEST(test_watch_round_trip)
+{
+	struct gb_watch_record in = { .id = 7, .uid = 60002, .owner = ":1.23", .chip = "gpiochip2",
+				      .offset = 5 }, out;
+	char *text = NULL, err[160];
+	unsigned int lineno;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(gb_watch_record_write(&in, f), 0);
+	fclose(f);
+	gb_watch_record_init(&out);
+	ck_assert_int_eq(gb_watch_record_parse(text, size, 7, &out, &lineno, err, sizeof(err)), 0);
+	ck_assert_uint_eq(out.id, 7);
+	ck_assert_uint_eq(out.uid, 60002);
+	ck_assert_str_eq(out.owner, ":1.23");
+	ck_assert_str_eq(out.chip, "gpiochip2");
+	ck_assert_uint_eq(out.offset, 5);
+	gb_watch_record_clear(&out);
+	ck_assert_int_eq(gb_watch_record_parse(watch_text, strlen(watch_text), 7, &out, &lineno, err,
+					       sizeof(err)), 0);
+	ck_assert_str_eq(out.chip, "gpiochip2");
+	gb_watch_record_clear(&out);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_watch_damaged)
+{
+	static const struct {
+		const char *text;
+		unsigned int lineno;
+		const char *what;
+	} bad[] = {
+		{ "version=1\nid=8\nuid=1\nowner=:1.2\nline=gpiochip0 1\n", 2, "id does not match" },
+		{ "version=2\nid=7\nuid=1\nowner=:1.2\nline=gpiochip0 1\n", 1, "unsupported version" },
+		{ "version=1\nid=7\nuid=1\nowner=\nline=gpiochip0 1\n", 4, "invalid owner" },
+		{ "version=1\nid=7\nuid=1\nowner=:1.2\nline=gpiochip0\n", 5, "invalid line" },
+		{ "version=1\nid=7\nuid=1\nowner=:1.2\nline=gpiochip0  1\n", 5, "invalid line" },
+		{ "version=1\nid=7\nuid=1\nowner=:1.2\nline=gpiochip0 70000\n", 5, "invalid line" },
+		{ "version=1\nid=7\nuid=1\nowner=:1.2\nline=gpiochip0 1 2\n", 5, "invalid line" },
+		{ "version=1\nid=7\nuid=1\nowner=:1.2\nline=a 1\nline=a 2\n", 6, "invalid line" },
+		{ "version=1\nid=7\nuid=1\nowner=:1.2\nlabel=x\n", 5, "unknown key" },
+		{ "version=1\nid=7\nuid=1\nowner=:1.2\n", 0, "missing" },
+		{ "version=1\nid=7\nuid=1\nowner=:1.2\nline=gpiochip0 1", 5, "truncated" },
+	};
+	struct gb_watch_record rec;
+	unsigned int lineno;
+	char err[160];
+
+	gb_watch_record_init(&rec);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(gb_watch_record_parse(bad[i].text, strlen(bad[i].text), 7, &rec, &lineno,
+						    err, sizeof(err)) == -EINVAL, "accepted: %s", bad[i].text);
+		ck_assert_msg(lineno == bad[i].lineno, "%s: line %u, not %u", bad[i].text, lineno,
+			      bad[i].lineno);
+		ck_assert_msg(strstr(err, bad[i].what), "%s: '%s'", bad[i].text, err);
+		ck_assert_ptr_null(rec.owner);
+		ck_assert_ptr_null(rec.chip);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("record");
@@ -194,6 +261,8 @@ int main(void)
 	tcase_add_test(tc, test_damaged);
 	tcase_add_test(tc, test_direct);
 	tcase_add_test(tc, test_fd_names);
+	tcase_add_test(tc, test_watch_round_trip);
+	tcase_add_test(tc, test_watch_damaged);
 	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }
