@@ -21,7 +21,7 @@
 
 typedef struct ChipOps {
 	/** The kernel's info of @p l changed (already stored in l->info). */
-	void (*line_changed)(const Line *l);
+	void (*line_changed)(Line *l);
 	/** The chip stopped answering (unplugged): the owner must take it away. */
 	void (*gone)(Chip *c);
 } ChipOps;

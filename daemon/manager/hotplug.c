@@ -21,11 +21,25 @@
 #include "watch.h"
 
 static void chip_remove(Chip *c);
+static void line_changed(Line *l);
 
 static const ChipOps chip_ops = {
-	.line_changed = announce_line_changed,
+	.line_changed = line_changed,
 	.gone = chip_remove,
 };
+
+/*
+ * A line's watchers lose it while something outside the broker holds it, and also
+ * for a moment after a request is released under an fd store: the store's copy of
+ * the kernel fd keeps the line requested until systemd has handled FDSTOREREMOVE.
+ * The kernel tells when the line is free again; take it back for the watchers then.
+ */
+static void line_changed(Line *l)
+{
+	announce_line_changed(l);
+	if (l->n_watchers && !l->holder && !l->source && !gpiod_line_info_is_used(l->info))
+		watch_line_resync(l);
+}
 
 static void chip_remove(Chip *c)
 {

@@ -686,6 +686,35 @@ START_TEST(test_watch_survives_kill)
 }
 END_TEST
 
+/* A released request's lines go back to its line's watchers, although the fd store
+ * still holds a copy of the request's fd for a moment after the release (the harness
+ * takes its time, as a busy systemd does): they hear the level again, then the next
+ * edge. */
+START_TEST(test_watch_takes_line_back_from_store)
+{
+	sd_bus *alice = gb_connect(UID_ALICE), *bob = gb_connect(UID_BOB);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	char *req = NULL;
+	struct recv w;
+
+	gb_harness_set_remove_delay(h, 200);
+	ck_assert_int_eq(gb_sim_set_pull(sim, 1, false), 0);
+	ck_assert_int_ge(gb_request(alice, "btn", "button", "input", -1, "both", false, &req, &err), 0);
+	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
+	watch_recv(&w, bob, "button");
+	wait_recv(&w, &w.initial, 1);
+	ck_assert_msg(sd_bus_call_method(alice, GB_BUS_NAME, req, GB_IFACE_REQUEST, "Release", &err, NULL,
+					 "") >= 0, "Release: %s", err.message);
+	wait_recv(&w, &w.initial, 2);
+	edge(1, true);
+	wait_recv(&w, &w.edges, 1);
+	ck_assert_uint_eq(w.lost, 0);
+	free(req);
+	sd_bus_flush_close_unref(alice);
+	sd_bus_flush_close_unref(bob);
+}
+END_TEST
+
 /* The broker dies between reading edges from the kernel and sending them (the
  * debugging knob makes it abort there), with two more waiting in its queues (a
  * window of 2 nobody acknowledges). After the restart, the owner and the watcher
@@ -1041,7 +1070,8 @@ int main(int argc, char **argv)
 	/* Requests taken over by the next broker; requests it must release. */
 	const TTest *const adopt[] = { test_output_survives_kill, test_persistent_comes_back,
 				       test_events_after_restart, test_restart_job_keeps_outputs,
-				       test_watch_survives_kill, test_unsent_events_counted_lost, NULL };
+				       test_watch_survives_kill, test_unsent_events_counted_lost,
+				       test_watch_takes_line_back_from_store, NULL };
 	const TTest *const release[] = { test_owner_died_while_down, test_no_store_releases_to_safe,
 					 test_corrupt_state, test_stop_job_releases,
 					 test_watch_subscriber_left_while_down, NULL };

@@ -44,6 +44,7 @@ struct gb_harness {
 	char *removed[MAX_REMOVED];
 	int n_removed;
 	char *log_path;
+	int remove_delay_ms;         /* systemd is not always quick to let go */
 
 	/* What the child needs, made before fork (no malloc between fork and exec). */
 	int child_fds[MAX_FDS];
@@ -86,6 +87,8 @@ static void handle(struct gb_harness *h, char *msg, const struct ucred *cred, in
 			snprintf(name, sizeof(name), "%s", line + 7);
 	}
 	if (remove) {
+		if (h->remove_delay_ms)
+			usleep((useconds_t)h->remove_delay_ms * 1000);
 		for (int i = 0; i < h->n_fds;)
 			if (strcmp(h->fds[i].name, name) == 0) {
 				close(h->fds[i].fd);
@@ -196,6 +199,13 @@ void gb_harness_free(struct gb_harness *h)
 	free(h->log_path);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
+}
+
+void gb_harness_set_remove_delay(struct gb_harness *h, int ms)
+{
+	pthread_mutex_lock(&h->lock);
+	h->remove_delay_ms = ms;
+	pthread_mutex_unlock(&h->lock);
 }
 
 void gb_harness_set_log(struct gb_harness *h, const char *path)

@@ -34,6 +34,8 @@ void gb_harness_free(struct gb_harness *h);
  */
 pid_t gb_harness_start(struct gb_harness *h, const struct gb_broker_opts *opts, bool with_socket);
 /** Send the broker's stderr to @p path (appended) from the next start on; NULL: don't. */
+/** Handle each FDSTOREREMOVE=1 only @p ms later, as a busy systemd may. */
+void gb_harness_set_remove_delay(struct gb_harness *h, int ms);
 void gb_harness_set_log(struct gb_harness *h, const char *path);
 
 /** Number of fds in the store. */
