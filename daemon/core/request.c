@@ -15,6 +15,7 @@
 #include "broker.h"
 #include "chip.h"
 #include "client.h"
+#include "journal.h"
 #include "log.h"
 #include "macro.h"
 #include "org.gpiodbroker1.h"
@@ -114,6 +115,18 @@ static void reqchip_apply_safe_state(ReqChip *rc)
 	if (any && reqchip_apply(rc, NULL) < 0)
 		log_warning("request %s: could not put lines on %s in their safe state", req->path,
 			    rc->chip_name);
+	else if (any) {
+		struct gb_log_fields f = {};
+
+		journal_message_id(&f, GB_MESSAGE_SAFE_STATE);
+		journal_request_only(&f, req);
+		for (unsigned int i = 0; i < req->n_lines; i++)
+			if (req->lines[i].rc == rc && req->lines[i].line &&
+			    req->lines[i].safe_state != GB_SAFE_AS_IS)
+				journal_line(&f, req->lines[i].line);
+		log_struct(LOG_INFO, &f, "request %s (\"%s\"): lines on %s put in their safe state",
+			   req->path, req->label, rc->chip_name);
+	}
 }
 
 static void reqchip_release(ReqChip *rc)
@@ -373,8 +386,15 @@ int request_new(Broker *b, Client *owner, const char *label, bool persistent,
 	if (r < 0)
 		return r;
 	request_store(req);
-	log_info("request %s (\"%s\"): %u line(s) for %s uid %u%s", req->path, req->label, n,
-		 owner->name, (unsigned)req->uid, persistent ? ", persistent" : "");
+	{
+		struct gb_log_fields f = {};
+
+		journal_message_id(&f, GB_MESSAGE_REQUEST_MADE);
+		journal_request(&f, req);
+		log_struct(LOG_INFO, &f, "request %s (\"%s\"): %u line(s) for %s uid %u%s", req->path,
+			   req->label, n, owner->name, (unsigned)req->uid,
+			   persistent ? ", persistent" : "");
+	}
 	*ret = TAKE_PTR(req);
 	return 0;
 }
@@ -466,8 +486,14 @@ void request_release(Request *req, const char *reason)
 	if (hand_over)
 		log_info("request %s (\"%s\") left as it is for the next broker (restart)",
 			 req->path, req->label);
-	else
-		log_info("request %s (\"%s\") released: %s", req->path, req->label, reason);
+	else {
+		struct gb_log_fields f = {};
+
+		journal_message_id(&f, GB_MESSAGE_REQUEST_RELEASED);
+		journal_request(&f, req);
+		log_struct(LOG_INFO, &f, "request %s (\"%s\") released: %s", req->path, req->label,
+			   reason);
+	}
 	if (req->linked) {
 		request_unlink(req);
 		announce_object_removed(b, req->path);
