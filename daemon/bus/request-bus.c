@@ -195,8 +195,8 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 			configs[i].value = e->initial_value;
 		if (gb_policy_check_request(b->policy, &id, &caller, &configs[i], persistent, label,
 					    msg, sizeof(msg)) < 0) {
-			journal_denied(b, client->uid, client->name, "requesting", lines[i], NULL, msg,
-				       sizeof(msg));
+			journal_denied(b, client->uid, client->name, "requesting", lines[i], NULL, NULL,
+				       msg, sizeof(msg));
 			return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 		}
 	}
@@ -247,7 +247,8 @@ static int authorize(Request *req, sd_bus_message *m, Client **ret, sd_bus_error
 			line_ident(req->lines[i].line, &id);
 			if (gb_policy_check_use(req->broker->policy, &id, &caller, msg, sizeof(msg)) < 0) {
 				journal_denied(req->broker, c->uid, c->name, "using",
-					       req->lines[i].line, req, msg, sizeof(msg));
+					       req->lines[i].line, req->path, req->label, msg,
+					       sizeof(msg));
 				return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 			}
 		}

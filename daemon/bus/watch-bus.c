@@ -74,7 +74,7 @@ int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	client_caller(c, &caller);
 	line_ident(l, &id);
 	if (gb_policy_check_watch(b->policy, &id, &caller, &max, msg, sizeof(msg)) < 0) {
-		journal_denied(b, c->uid, c->name, "watching", l, NULL, msg, sizeof(msg));
+		journal_denied(b, c->uid, c->name, "watching", l, NULL, NULL, msg, sizeof(msg));
 		return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 	}
 	if (l->n_watchers >= max)

@@ -59,7 +59,8 @@ int request_reconfigure(Request *req, const struct gb_caller *caller, unsigned i
 							&rl->config, msg, sizeof(msg)) < 0) {
 				journal_denied(req->broker, caller->uid,
 					       req->client ? req->client->name : NULL,
-					       "reconfiguring", rl->line, req, msg, sizeof(msg));
+					       "reconfiguring", rl->line, req->path, req->label, msg,
+					       sizeof(msg));
 				ret = sd_bus_error_setf(error, GB_ERROR_PERMISSION, "line %u: %s",
 							idx[i], msg);
 				goto revert;

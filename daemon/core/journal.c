@@ -6,9 +6,7 @@
 #include "access.h"
 #include "broker.h"
 #include "chip.h"
-#include "client.h"
 #include "org.gpiodbroker1.h"
-#include "request.h"
 
 void journal_message_id(struct gb_log_fields *f, const char *id)
 {
@@ -37,33 +35,17 @@ void journal_caller(struct gb_log_fields *f, uid_t uid, const char *name)
 		gb_log_field(f, "CALLER_NAME", "%s", name);
 }
 
-void journal_request_only(struct gb_log_fields *f, const Request *req)
-{
-	gb_log_field(f, "REQUEST", "%s", req->path);
-	gb_log_field(f, "REQUEST_LABEL", "%s", req->label);
-	journal_caller(f, req->uid, req->client ? req->client->name : NULL);
-}
-
-void journal_request(struct gb_log_fields *f, const Request *req)
-{
-	journal_request_only(f, req);
-	/* A field may repeat: each line of the request is found by its own. */
-	for (unsigned int i = 0; i < req->n_lines; i++)
-		if (req->lines[i].line)
-			journal_line(f, req->lines[i].line);
-}
-
 void journal_denied(Broker *b, uid_t uid, const char *name, const char *what, const Line *l,
-		    const Request *req, char *reason, size_t size)
+		    const char *req_path, const char *req_label, char *reason, size_t size)
 {
 	struct gb_log_fields f = {};
 
 	access_explain_denial(b, reason, size);
 	journal_message_id(&f, GB_MESSAGE_ACCESS_DENIED);
 	journal_caller(&f, uid, name);
-	if (req) {
-		gb_log_field(&f, "REQUEST", "%s", req->path);
-		gb_log_field(&f, "REQUEST_LABEL", "%s", req->label);
+	if (req_path) {
+		gb_log_field(&f, "REQUEST", "%s", req_path);
+		gb_log_field(&f, "REQUEST_LABEL", "%s", req_label);
 	}
 	if (l)
 		journal_line(&f, l);
@@ -72,5 +54,5 @@ void journal_denied(Broker *b, uid_t uid, const char *name, const char *what, co
 			   name ? name : "?", what, l->chip->name, l->offset, reason);
 	else
 		log_struct(LOG_NOTICE, &f, "uid %u (%s) denied %s %s: %s", (unsigned)uid,
-			   name ? name : "?", what, req ? req->path : "", reason);
+			   name ? name : "?", what, req_path ? req_path : "", reason);
 }

@@ -6,7 +6,8 @@
  * GPIO events carry GPIO_CHIP, GPIO_OFFSET and GPIO_LINE (alias, else kernel name)
  * per line, POLICY_ENTRY (file:line) of the entry covering it, REQUEST (object
  * path), REQUEST_LABEL, CALLER_UID and CALLER_NAME (unique bus name), and a
- * MESSAGE_ID from dbus/org.gpiodbroker1.h, so that they can be found with
+ * MESSAGE_ID from dbus/org.gpiodbroker1.h (a request's own fields:
+ * request_journal()), so that they can be found with
  * "journalctl CALLER_UID=60002 MESSAGE_ID=...". Documented in gpiod-broker(8).
  */
 #ifndef GB_JOURNAL_H
@@ -24,18 +25,13 @@ void journal_message_id(struct gb_log_fields *f, const char *id);
 void journal_line(struct gb_log_fields *f, const Line *l);
 /** The caller: uid and (if known) unique bus name. */
 void journal_caller(struct gb_log_fields *f, uid_t uid, const char *name);
-/** A request's path, label and owner, without its lines. */
-void journal_request_only(struct gb_log_fields *f, const Request *req);
-/** A request: its path, label, owner (caller) and every line it has. */
-void journal_request(struct gb_log_fields *f, const Request *req);
-
 /**
  * @p uid (@p name) was refused @p what ("requesting", "using", "watching",
- * "reconfiguring") on line @p l (NULL: none in particular) of request @p req (may
- * be NULL). @p reason gets the rejected policy's note (access_explain_denial())
+ * "reconfiguring") on line @p l (NULL: none in particular) of the request at
+ * @p req_path, labelled @p req_label (NULL: none). @p reason gets the rejected policy's note (access_explain_denial())
  * and is logged with MESSAGE_ID access denied; then it is the error's text.
  */
 void journal_denied(Broker *b, uid_t uid, const char *name, const char *what, const Line *l,
-		    const Request *req, char *reason, size_t size);
+		    const char *req_path, const char *req_label, char *reason, size_t size);
 
 #endif

@@ -100,6 +100,17 @@ int reqchip_apply(ReqChip *rc, sd_bus_error *error)
 	return r < 0 ? request_kernel_error(error, -r, "reconfigure", rc) : 0;
 }
 
+void request_journal(const Request *req, struct gb_log_fields *f, bool lines)
+{
+	gb_log_field(f, "REQUEST", "%s", req->path);
+	gb_log_field(f, "REQUEST_LABEL", "%s", req->label);
+	journal_caller(f, req->uid, req->client ? req->client->name : NULL);
+	/* A field may repeat: each line of the request is found by its own. */
+	for (unsigned int i = 0; lines && i < req->n_lines; i++)
+		if (req->lines[i].line)
+			journal_line(f, req->lines[i].line);
+}
+
 /* Before a line goes back to the kernel, put it where the integrator wants it when
  * nobody holds it (safe-state): the kernel itself leaves a released line as it was. */
 static void reqchip_apply_safe_state(ReqChip *rc)
@@ -119,7 +130,7 @@ static void reqchip_apply_safe_state(ReqChip *rc)
 		struct gb_log_fields f = {};
 
 		journal_message_id(&f, GB_MESSAGE_SAFE_STATE);
-		journal_request_only(&f, req);
+		request_journal(req, &f, false);
 		for (unsigned int i = 0; i < req->n_lines; i++)
 			if (req->lines[i].rc == rc && req->lines[i].line &&
 			    req->lines[i].safe_state != GB_SAFE_AS_IS)
@@ -390,7 +401,7 @@ int request_new(Broker *b, Client *owner, const char *label, bool persistent,
 		struct gb_log_fields f = {};
 
 		journal_message_id(&f, GB_MESSAGE_REQUEST_MADE);
-		journal_request(&f, req);
+		request_journal(req, &f, true);
 		log_struct(LOG_INFO, &f, "request %s (\"%s\"): %u line(s) for %s uid %u%s", req->path,
 			   req->label, n, owner->name, (unsigned)req->uid,
 			   persistent ? ", persistent" : "");
@@ -490,7 +501,7 @@ void request_release(Request *req, const char *reason)
 		struct gb_log_fields f = {};
 
 		journal_message_id(&f, GB_MESSAGE_REQUEST_RELEASED);
-		journal_request(&f, req);
+		request_journal(req, &f, true);
 		log_struct(LOG_INFO, &f, "request %s (\"%s\") released: %s", req->path, req->label,
 			   reason);
 	}

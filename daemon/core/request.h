@@ -30,6 +30,7 @@
 #include "irq.h"
 #include "line-config.h"
 #include "line-request.h"
+#include "log.h"
 #include "policy.h"
 #include "record.h"
 
@@ -76,6 +77,9 @@ struct Request {
 	bool chip_gone;
 	bool stored;                /* its fds are in the fd store / its record on disk */
 };
+
+/** Its journal fields (core/journal.h): path, label, owner and, with @p lines, each line's. */
+void request_journal(const Request *req, struct gb_log_fields *f, bool lines);
 
 /**
  * Request @p n lines for @p owner (the policy already allows it): each line must be

@@ -73,7 +73,7 @@ static void revalidate_requests(Broker *b)
 
 			snprintf(why, sizeof(why), "revoked by a policy reload: %s", reason);
 			journal_message_id(&f, GB_MESSAGE_REVOKED);
-			journal_request(&f, req);
+			request_journal(req, &f, true);
 			log_struct(LOG_NOTICE, &f, "request %s (\"%s\") %s", req->path, req->label, why);
 			request_emit(req, "Revoked", "s", why);
 			request_close(req, why);

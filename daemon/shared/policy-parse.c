@@ -250,32 +250,6 @@ struct id_list {
 	bool *any;
 };
 
-/* The id of @p name in SYSROOT/etc/passwd or SYSROOT/etc/group: the third field
- * of both. An image's own files, not the build host's NSS. */
-static bool lookup_sysroot(const char *sysroot, const char *file, const char *name,
-			   unsigned int *id)
-{
-	char path[PATH_MAX], line[1024];
-	size_t len = strlen(name);
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", sysroot, file);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *uid;
-
-		if (strncmp(line, name, len) != 0 || line[len] != ':')
-			continue;
-		uid = strchr(line + len + 1, ':');
-		found = uid && sscanf(uid + 1, "%u", id) == 1;
-	}
-	fclose(f);
-	return found;
-}
-
 /* A name nobody has yet matches nobody: the entry grants it nothing, which is
  * safe, so one missing user does not reject the whole policy. The name is looked
  * up again at every reload. */
@@ -301,7 +275,7 @@ static int add_user(struct parser *p, const char *key, const char *item, void *u
 	}
 	if (parse_uint(item, UINT_MAX - 1, &id) < 0) {
 		if (p->policy->sysroot) {
-			if (!lookup_sysroot(p->policy->sysroot, "etc/passwd", item, &id))
+			if (!gb_policy_lookup_sysroot(p->policy->sysroot, "etc/passwd", item, &id))
 				return unknown_id(p, "user", item);
 		} else if (getpwnam_r(item, &pw, buf, sizeof(buf), &res) != 0 || !res) {
 			return unknown_id(p, "user", item);
@@ -327,7 +301,7 @@ static int add_group(struct parser *p, const char *key, const char *item, void *
 
 	if (parse_uint(item, UINT_MAX - 1, &id) < 0) {
 		if (p->policy->sysroot) {
-			if (!lookup_sysroot(p->policy->sysroot, "etc/group", item, &id))
+			if (!gb_policy_lookup_sysroot(p->policy->sysroot, "etc/group", item, &id))
 				return unknown_id(p, "group", item);
 		} else if (getgrnam_r(item, &gr, buf, sizeof(buf), &res) != 0 || !res) {
 			return unknown_id(p, "group", item);

@@ -159,6 +159,9 @@ struct gb_policy *gb_policy_load_from(const char *dir, const char *sysroot, char
  */
 int gb_policy_check_chips(const struct gb_policy *p, const struct gb_chip_ident *chips,
 			  size_t n_chips, char **errors, char **warnings);
+/** The uid or gid of @p name in SYSROOT/@p file (etc/passwd, etc/group); false if none. */
+bool gb_policy_lookup_sysroot(const char *sysroot, const char *file, const char *name,
+			      unsigned int *id);
 /** The number of "\n"-ended lines in @p s (errors, warnings); 0 for NULL. */
 unsigned int gb_policy_count_lines(const char *s);
 
