@@ -254,7 +254,8 @@ t_check_policy() {
 	gpiod-broker --check-policy || return 1
 	# The examples as installed, with the users and groups of their snippet.
 	ex=/usr/share/doc/gpiod-broker/policy-examples
-	cp "$ex/gpiod-broker-examples.sysusers.conf" /etc/sysusers.d/ && systemd-sysusers || return 1
+	mkdir -p /etc/sysusers.d && cp "$ex/gpiod-broker-examples.sysusers.conf" /etc/sysusers.d/ &&
+		systemd-sysusers || return 1
 	gpiod-broker --check-policy="$ex" > "$T/check.out" 2>&1; rc=$?
 	cat "$T/check.out"
 	[ "$rc" -eq 0 ] && ! grep -q 'unknown \(user\|group\)' "$T/check.out"
