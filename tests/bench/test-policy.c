@@ -507,6 +507,20 @@ START_TEST(test_rejected_at_start)
 		      strstr(ps.warnings, "50-test.conf:6: [line b]: no line of the chips present is named"),
 		      "%s", ps.warnings);
 	sd_bus_flush_close_unref(bob);
+
+	/* No such directory at start: an empty policy, with a warning saying so. */
+	ck_assert_int_eq(gb_broker_stop(broker), 0);
+	broker = gb_broker_spawn(&(struct gb_broker_opts){
+		.args = GB_ARGS("--policy-dir=/run/gb-no-such-policy-dir") });
+	bob = gb_connect(UID_BOB);
+	read_policy_status(bob, &ps);
+	ck_assert_str_eq(ps.state, "empty");
+	ck_assert_str_eq(ps.directory, "/run/gb-no-such-policy-dir");
+	ck_assert_uint_eq(ps.entries, 0);
+	ck_assert_int_eq(ps.n_errors, 0);
+	ck_assert_msg(strstr(ps.warnings, "/run/gb-no-such-policy-dir: no such directory"), "%s",
+		      ps.warnings);
+	sd_bus_flush_close_unref(bob);
 }
 END_TEST
 

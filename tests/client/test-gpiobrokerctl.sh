@@ -390,6 +390,21 @@ run gb-alice monitor --help
 check "per-command help: code 0" 0 "$rc"
 contains "per-command help text" "usage: gpiobrokerctl monitor" "$out"
 
+# gpiod-broker --check-policy against the chips present: entries that can never
+# match there are warnings, two entries on one line an error.
+mkdir -p /run/gb-cli-check
+printf '[line far]\nchip = gbcli\noffset = 100\nusers = gb-alice\ndirections = input\n[line ghost]\nline-name = no-such-name\nusers = gb-alice\ndirections = input\n' > /run/gb-cli-check/10-a.conf
+chmod 644 /run/gb-cli-check/10-a.conf
+out=$("$broker" --check-policy=/run/gb-cli-check 2>&1); rc=$?
+check "--check-policy with chips present: warnings only, code 0" 0 "$rc"
+contains "--check-policy: an offset beyond the chip" "/run/gb-cli-check/10-a.conf:1: warning: [line far]: offset 100 is beyond chip $chip (gbcli), which has 6 lines" "$out"
+contains "--check-policy: a line name no line has" "/run/gb-cli-check/10-a.conf:6: warning: [line ghost]: no line of the chips present is named 'no-such-name'" "$out"
+printf '[line lamp2]\nline-name = lamp\nusers = gb-alice\ndirections = input\n[line zero]\nchip = gbcli\noffset = 0\nusers = gb-alice\ndirections = input\n' > /run/gb-cli-check/10-a.conf
+out=$("$broker" --check-policy=/run/gb-cli-check 2>/dev/null); rc=$?
+check "--check-policy: two entries meeting on a real line, code 1" 1 "$rc"
+contains "--check-policy: the overlap, led by file:line" "/run/gb-cli-check/10-a.conf:5: $chip:0 is covered by both [line lamp2]" "$out"
+rm -rf /run/gb-cli-check
+
 kill "$bpid"
 wait "$bpid"
 check "broker exits cleanly" 0 "$?"
