@@ -18,7 +18,7 @@ mkdir -p "$work/root/etc" "$work/examples" "$work/bad"
 echo "root:x:0:0:root:/root:/bin/sh" > "$work/root/etc/passwd"
 echo "root:x:0:" > "$work/root/etc/group"
 id=900
-grep -v '^#' "$here/../../policy/examples/gpiod-broker-examples.sysusers.conf" | while read -r t name rest; do
+grep -v '^#' "$here/../../policy/examples/gpiod-broker-examples.sysusers" | while read -r t name rest; do
 	id=$((id + 1))
 	case "$t" in
 	u) echo "$name:x:$id:$id::/nonexistent:/usr/sbin/nologin" >> "$work/root/etc/passwd"
@@ -26,9 +26,9 @@ grep -v '^#' "$here/../../policy/examples/gpiod-broker-examples.sysusers.conf" |
 	g) echo "$name:x:$id:" >> "$work/root/etc/group" ;;
 	esac
 done
-# Copied with the mode an install gives them (a checkout's may be group-writable).
-for f in "$here"/../../policy/examples/*.conf; do
-	case "$f" in *.sysusers.conf) continue ;; esac
+# The whole directory, as an integrator would copy it, with the mode an install
+# gives (a checkout's may be group-writable): only the *.conf files are policy.
+for f in "$here"/../../policy/examples/*; do
 	install -m 0644 "$f" "$work/examples/"
 done
 

@@ -254,7 +254,7 @@ t_check_policy() {
 	gpiod-broker --check-policy || return 1
 	# The examples as installed, with the users and groups of their snippet.
 	ex=/usr/share/doc/gpiod-broker/policy-examples
-	mkdir -p /etc/sysusers.d && cp "$ex/gpiod-broker-examples.sysusers.conf" /etc/sysusers.d/ &&
+	mkdir -p /etc/sysusers.d && cp "$ex/gpiod-broker-examples.sysusers" /etc/sysusers.d/gpiod-broker-examples.conf &&
 		systemd-sysusers || return 1
 	gpiod-broker --check-policy="$ex" > "$T/check.out" 2>&1; rc=$?
 	cat "$T/check.out"
