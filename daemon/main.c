@@ -7,17 +7,22 @@
  * so no state is ever touched concurrently.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <gpiod.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <systemd/sd-daemon.h>
 
 #include "broker.h"
 #include "bus.h"
+#include "chip.h"
 #include "flow.h"
 #include "irq.h"
 #include "log.h"
@@ -30,6 +35,9 @@ static const char *arg_bus = "system";
 static const char *arg_dev_dir = "/dev";
 static const char *arg_policy_dir = SYSCONFDIR "/gpiod-broker/policy.d";
 static const char *arg_state_dir = NULL;
+static bool arg_check_policy = false;
+static const char *arg_check_dir = NULL;
+static const char *arg_root = NULL;
 static unsigned int arg_event_window = GB_FLOW_DEFAULT_WINDOW;
 static unsigned int arg_event_queue = GB_FLOW_DEFAULT_QUEUE;
 static struct gb_limits arg_limits = {
@@ -56,7 +64,12 @@ static void help(void)
 	       "     --max-persistent-per-uid=N   persistent requests one uid may hold (default %u)\n"
 	       "                                  (0: no limit; root is not exempt)\n"
 	       "     --event-window=N    events a subscriber may have unacknowledged (default %d)\n"
-	       "     --event-queue=N     events queued per subscriber beyond that (default %d)\n\n"
+	       "     --event-queue=N     events queued per subscriber beyond that (default %d)\n"
+	       "     --check-policy[=DIR]  check the policy (default: --policy-dir) and exit:\n"
+	       "                         every problem as file:line: message, exit status 1 on\n"
+	       "                         any error\n"
+	       "     --root=SYSROOT      with --check-policy: users and groups from SYSROOT/etc,\n"
+	       "                         the default DIR under SYSROOT, no chips checked\n\n"
 	       "SIGHUP reloads the policy; SIGTERM releases every line and exits. Killed or\n"
 	       "crashed under systemd, the broker leaves its lines as they are and the next\n"
 	       "one takes them over (fd store).\n",
@@ -96,7 +109,7 @@ static int parse_argv(int argc, char **argv)
 {
 	enum { ARG_VERSION = 0x100, ARG_BUS, ARG_LOG_LEVEL, ARG_DEV_DIR, ARG_POLICY_DIR,
 	       ARG_STATE_DIR, ARG_MAX_REQUESTS, ARG_MAX_LINES, ARG_MAX_PERSISTENT,
-	       ARG_EVENT_WINDOW, ARG_EVENT_QUEUE };
+	       ARG_EVENT_WINDOW, ARG_EVENT_QUEUE, ARG_CHECK_POLICY, ARG_ROOT };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -110,6 +123,8 @@ static int parse_argv(int argc, char **argv)
 		{ "max-persistent-per-uid", required_argument, NULL, ARG_MAX_PERSISTENT },
 		{ "event-window", required_argument, NULL, ARG_EVENT_WINDOW },
 		{ "event-queue", required_argument, NULL, ARG_EVENT_QUEUE },
+		{ "check-policy", optional_argument, NULL, ARG_CHECK_POLICY },
+		{ "root", required_argument, NULL, ARG_ROOT },
 		{}
 	};
 	int c, l;
@@ -176,15 +191,142 @@ static int parse_argv(int argc, char **argv)
 				arg_event_queue = v;
 			break;
 		}
+		case ARG_CHECK_POLICY:
+			arg_check_policy = true;
+			arg_check_dir = optarg;
+			break;
+		case ARG_ROOT:
+			arg_root = optarg;
+			break;
 		default:
 			return -EINVAL;
 		}
+	}
+	if (arg_root && !arg_check_policy) {
+		log_error("--root is for --check-policy only");
+		return -EINVAL;
 	}
 	if (optind < argc) {
 		log_error("unexpected argument '%s' (see --help)", argv[optind]);
 		return -EINVAL;
 	}
 	return 1;
+}
+
+/* The chips present, as the policy's checks see them; a chip that cannot be opened
+ * is left out (said on stderr). */
+static size_t read_chips(struct gb_chip_ident **ret)
+{
+	struct gb_chip_ident *ids = NULL;
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d = opendir(arg_dev_dir);
+
+	*ret = NULL;
+	while (d && (de = readdir(d))) {
+		char path[PATH_MAX];
+		struct gpiod_chip *gc;
+		struct gpiod_chip_info *info;
+		struct gb_chip_ident *nn, *c;
+		const char **names;
+
+		if (!chip_is_node_name(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", arg_dev_dir, de->d_name);
+		gc = gpiod_chip_open(path);
+		info = gc ? gpiod_chip_get_info(gc) : NULL;
+		nn = info ? realloc(ids, (n + 1) * sizeof(*ids)) : NULL;
+		if (!nn) {
+			fprintf(stderr, "gpiod-broker: %s: not checked against (%m)\n", path);
+			gpiod_chip_info_free(info);
+			if (gc)
+				gpiod_chip_close(gc);
+			continue;
+		}
+		ids = nn;
+		c = &ids[n++];
+		c->name = strdup(gpiod_chip_info_get_name(info));
+		c->label = strdup(gpiod_chip_info_get_label(info));
+		c->num_lines = gpiod_chip_info_get_num_lines(info);
+		names = calloc(c->num_lines + 1, sizeof(*names));
+		for (unsigned int i = 0; names && i < c->num_lines; i++) {
+			struct gpiod_line_info *li = gpiod_chip_get_line_info(gc, i);
+			const char *name = li ? gpiod_line_info_get_name(li) : NULL;
+
+			names[i] = name ? strdup(name) : NULL;
+			gpiod_line_info_free(li);
+		}
+		c->line_names = names;
+		gpiod_chip_info_free(info);
+		gpiod_chip_close(gc);
+	}
+	if (d)
+		closedir(d);
+	*ret = ids;
+	return n;
+}
+
+static void print_problems(const char *text, const char *kind)
+{
+	for (const char *l = text; l && *l;) {
+		size_t len = strcspn(l, "\n");
+		const char *sep = memchr(l, ' ', len);
+
+		/* "file:line: warning: message", as compilers do, so editors find them. */
+		if (kind && sep)
+			printf("%.*s %s: %.*s\n", (int)(sep - l), l, kind, (int)(len - (sep - l) - 1),
+			       sep + 1);
+		else
+			printf("%.*s\n", (int)len, l);
+		l += len + (l[len] == '\n');
+	}
+}
+
+/* --check-policy: the daemon's parser and checks, offline. */
+static int check_policy(void)
+{
+	_cleanup_free_ char *errors = NULL, *warnings = NULL, *dir = NULL;
+	struct gb_chip_ident *chips = NULL;
+	struct gb_policy *p = NULL;
+	size_t n_chips = 0, entries = 0;
+	unsigned int n_err, n_warn;
+
+	if (arg_check_dir)
+		dir = strdup(arg_check_dir);
+	else if (asprintf(&dir, "%s%s", arg_root ? arg_root : "", arg_policy_dir) < 0)
+		dir = NULL;
+	if (!dir)
+		return log_error_errno(ENOMEM, "out of memory");
+	if (access(dir, F_OK) < 0)
+		gb_policy_add_error(&errors, dir, 0, "cannot read policy directory: %s", strerror(errno));
+	else
+		p = gb_policy_load_from(dir, arg_root, &errors, &warnings);
+	if (!errors && p) {
+		/* An image's policy is for the image's chips, not this machine's. */
+		if (!arg_root)
+			n_chips = read_chips(&chips);
+		gb_policy_check_chips(p, chips, n_chips, &errors, &warnings);
+		entries = p->n_entries;
+	}
+	gb_policy_free(p);
+	for (size_t i = 0; i < n_chips; i++) {
+		for (unsigned int k = 0; chips[i].line_names && k < chips[i].num_lines; k++)
+			free((char *)chips[i].line_names[k]);
+		free((void *)chips[i].line_names);
+		free((char *)chips[i].name);
+		free((char *)chips[i].label);
+	}
+	free(chips);
+	print_problems(errors, NULL);
+	print_problems(warnings, "warning");
+	n_err = gb_policy_count_lines(errors);
+	n_warn = gb_policy_count_lines(warnings);
+	fflush(stdout);
+	fprintf(stderr, "%s: %s: %zu entr%s, %u error%s, %u warning%s%s\n", dir,
+		n_err ? "rejected" : "valid", entries, entries == 1 ? "y" : "ies", n_err,
+		n_err == 1 ? "" : "s", n_warn, n_warn == 1 ? "" : "s",
+		arg_root ? "" : n_chips ? " (checked against the chips present)" : " (no chips present)");
+	return n_err ? 1 : 0;
 }
 
 static int open_bus(sd_bus **ret)
@@ -326,6 +468,8 @@ int main(int argc, char **argv)
 	r = parse_argv(argc, argv);
 	if (r <= 0)
 		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	if (arg_check_policy)
+		return check_policy();
 	b.dev_dir = (char *)arg_dev_dir;
 	b.policy_dir = (char *)arg_policy_dir;
 	raise_fd_limit();

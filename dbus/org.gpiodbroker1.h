@@ -35,4 +35,14 @@
 #define GB_ERROR_POLICY          GB_ERROR_PREFIX "PolicyInvalid"
 #define GB_ERROR_LIMITS_EXCEEDED GB_ERROR_PREFIX "LimitsExceeded"
 
+/* The journal's MESSAGE_ID of the broker's events (systemd/gpiod-broker.catalog
+ * explains each: journalctl -x); never change one once released. */
+#define GB_MESSAGE_REQUEST_MADE     "633bb7994be6416a8fe035a8540647f4"
+#define GB_MESSAGE_REQUEST_RELEASED "fa9113475f9648b1b6b5f9d97a5a7624"
+#define GB_MESSAGE_ACCESS_DENIED    "e3b9f92ae79e4fb4ad51f1821b699fc3"
+#define GB_MESSAGE_REVOKED          "ce00f2ec165545399a2d53d90793a082"
+#define GB_MESSAGE_SAFE_STATE       "3b658373096f44f0a95b16303a6a0da2"
+#define GB_MESSAGE_POLICY_LOADED    "284e136026c245678e5724b3ea6263b2"
+#define GB_MESSAGE_POLICY_REJECTED  "28919b755ade44318ce6006a1f44fb27"
+
 #endif

@@ -765,7 +765,8 @@ void get_access(const char *line_path, struct access *a)
 		else if (strcmp(key, "entry") == 0 || strcmp(key, "reason") == 0) {
 			r = sd_bus_message_read(reply, "v", "s", &str);
 			if (r >= 0)
-				snprintf(key[0] == 'e' ? a->entry : a->reason, sizeof(a->entry), "%s", str);
+				snprintf(key[0] == 'e' ? a->entry : a->reason,
+					 key[0] == 'e' ? sizeof(a->entry) : sizeof(a->reason), "%s", str);
 		} else if (strcmp(key, "directions") == 0 || strcmp(key, "edges") == 0) {
 			r = sd_bus_message_enter_container(reply, 'v', "as");
 			if (r >= 0)

@@ -392,6 +392,42 @@ static int count_watchers(const char *line_path)
 	return n;
 }
 
+/* µs since the epoch as local time, or "never" for 0. */
+static void print_usec_time(uint64_t usec)
+{
+	time_t t = (time_t)(usec / 1000000);
+	struct tm tm;
+	char buf[64];
+
+	if (!usec || !localtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S %Z", &tm))
+		printf("never");
+	else
+		printf("%s", buf);
+}
+
+/* An array of strings (policy errors, warnings): a JSON array, or one per line. */
+static int print_strv(sd_bus_message *reply, bool json)
+{
+	const char *item;
+	int r, n = 0;
+
+	r = sd_bus_message_enter_container(reply, 'a', "s");
+	if (json)
+		putchar('[');
+	while (r >= 0 && (r = sd_bus_message_read(reply, "s", &item)) > 0) {
+		if (json)
+			printf("%s", n ? "," : ""), json_str(item);
+		else
+			printf("\n  %s", item);
+		n++;
+	}
+	if (json)
+		putchar(']');
+	else if (!n)
+		printf(" none");
+	return r < 0 ? r : sd_bus_message_exit_container(reply);
+}
+
 /* Manager.PolicyStatus (a{sv}) if the broker has it: printed key by key, simple
  * values as they are. -1 if the broker does not report it. */
 static int print_policy_status(bool json)
@@ -420,7 +456,7 @@ static int print_policy_status(bool json)
 		if (json)
 			json_str(key), putchar(':');
 		else
-			printf("policy %s: ", key);
+			printf(strcmp(contents, "as") == 0 ? "policy %s:" : "policy %s: ", key);
 		r = sd_bus_message_enter_container(reply, 'v', contents);
 		if (r >= 0 && (contents[0] == 's' || contents[0] == 'o')) {
 			const char *s;
@@ -444,7 +480,12 @@ static int print_policy_status(bool json)
 			uint64_t u;
 
 			r = sd_bus_message_read_basic(reply, 't', &u);
-			printf("%" PRIu64, u);
+			if (!json && strcmp(key, "loaded-at") == 0)
+				print_usec_time(u);
+			else
+				printf("%" PRIu64, u);
+		} else if (r >= 0 && strcmp(contents, "as") == 0) {
+			r = print_strv(reply, json);
 		} else if (r >= 0) {
 			r = sd_bus_message_skip(reply, contents);
 			printf(json ? "null" : "(type %s)", contents);
@@ -459,6 +500,18 @@ static int print_policy_status(bool json)
 	}
 	sd_bus_message_unref(reply);
 	return n;
+}
+
+/* The caller's primary and supplementary groups, as the bus will report them. */
+static void print_groups(bool json)
+{
+	gid_t groups[256];
+	int n = getgroups(256, groups);
+
+	printf(json ? "%u" : " %u", (unsigned)getgid());
+	for (int i = 0; i < n; i++)
+		if (groups[i] != getgid())
+			printf(",%u", (unsigned)groups[i]);
 }
 
 const char usage_status[] = "gpiobrokerctl status [--json]";
@@ -506,13 +559,17 @@ int cmd_status(int argc, char **argv)
 		printf("{\"running\":true,\"version\":");
 		json_str_or_null(version);
 		printf(",\"chips\":%zu,\"lines\":%zu,\"requests\":%d,\"watchers\":%d,\"uid\":%u,"
-		       "\"usable_lines\":[", t.n_chips, t.n_lines, n_req < 0 ? 0 : n_req, watchers,
+		       "\"groups\":[", t.n_chips, t.n_lines, n_req < 0 ? 0 : n_req, watchers,
 		       (unsigned)getuid());
+		print_groups(true);
+		printf("],\"usable_lines\":[");
 	} else {
 		printf("gpiod-broker: running, version %s\n", version ? version : "unknown");
 		printf("chips: %zu, lines: %zu\n", t.n_chips, t.n_lines);
 		printf("requests: %d, watchers: %d\n", n_req < 0 ? 0 : n_req, watchers);
-		printf("you: uid %u; lines you may use:", (unsigned)getuid());
+		printf("you: uid %u, groups", (unsigned)getuid());
+		print_groups(false);
+		printf("; lines you may use:");
 	}
 	for (size_t i = 0; i < t.n_lines; i++) {
 		const struct lineinfo *l = &t.lines[i];

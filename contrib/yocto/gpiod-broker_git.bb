@@ -50,6 +50,7 @@ EXTRA_OECONF = " \
     --disable-fuzzing \
     --with-systemdsystemunitdir=${systemd_system_unitdir} \
     --with-sysusersdir=${nonarch_libdir}/sysusers.d \
+    --with-catalogdir=${nonarch_libdir}/systemd/catalog \
     --with-udevrulesdir=${nonarch_base_libdir}/udev/rules.d \
     --with-dbussystemservicedir=${datadir}/dbus-1/system-services \
 "
@@ -64,6 +65,7 @@ FILES:${PN} = " \
     ${sysconfdir}/gpiod-broker \
     ${systemd_system_unitdir}/gpiod-broker.service \
     ${nonarch_libdir}/sysusers.d/gpiod-broker.conf \
+    ${nonarch_libdir}/systemd/catalog/gpiod-broker.catalog \
     ${nonarch_base_libdir}/udev/rules.d/90-gpiod-broker.rules \
     ${datadir}/dbus-1/system-services/org.gpiodbroker1.service \
     ${datadir}/dbus-1/system.d/org.gpiodbroker1.conf \

@@ -5,8 +5,10 @@
  */
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "broker.h"
 #include "bus.h"
 #include "chip.h"
@@ -70,11 +72,71 @@ static int get_flow(sd_bus *bus, const char *path, const char *iface, const char
 	return sd_bus_message_append(reply, "u", b->event_queue);
 }
 
+/* "file:line: message\n" lines as an array of strings. */
+static int append_lines(sd_bus_message *reply, const char *text)
+{
+	int r = sd_bus_message_open_container(reply, 'a', "s");
+
+	for (const char *l = text; r >= 0 && l && *l;) {
+		size_t len = strcspn(l, "\n");
+		char *one = strndup(l, len);
+
+		r = one ? sd_bus_message_append(reply, "s", one) : -ENOMEM;
+		free(one);
+		l += len + (l[len] == '\n');
+	}
+	return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
+static int append_strv_entry(sd_bus_message *reply, const char *key, const char *text)
+{
+	int r = sd_bus_message_open_container(reply, 'e', "sv");
+
+	if (r >= 0)
+		r = sd_bus_message_append(reply, "s", key);
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'v', "as");
+	if (r >= 0)
+		r = append_lines(reply, text);
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	return r;
+}
+
+/* How the last policy load went (access.h, broker.h: struct policy_status). */
+static int get_policy_status(sd_bus *bus, const char *path, const char *iface, const char *prop,
+			     sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	Broker *b = userdata;
+	const struct policy_status *st = &b->policy_status;
+	int r = sd_bus_message_open_container(reply, 'a', "{sv}");
+
+	if (r >= 0)
+		r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}",
+					  "state", "s", access_policy_state_name(b),
+					  "directory", "s", b->policy_dir,
+					  "entries", "u", (uint32_t)b->policy->n_entries,
+					  "loaded-at", "t", st->loaded_usec);
+	if (r >= 0)
+		r = sd_bus_message_append(reply, "{sv}", "running-with", "s",
+					  st->state != POLICY_REJECTED ? "this" :
+					  st->loaded_usec ? "previous" : "empty");
+	if (r >= 0)
+		r = append_strv_entry(reply, "errors", st->errors);
+	if (r >= 0)
+		r = append_strv_entry(reply, "warnings", st->warnings);
+	return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
 static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_START(0),
 	SD_BUS_PROPERTY("Version", "s", get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("EventWindow", "u", get_flow, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("EventQueue", "u", get_flow, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("PolicyStatus", "a{sv}", get_policy_status, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_METHOD_WITH_ARGS("Request",
 				SD_BUS_ARGS("s", label, "a(sa{sv})", lines, "a{sv}", options),
 				SD_BUS_RESULT("o", request),

@@ -73,7 +73,7 @@ int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	struct gb_caller caller;
 	sd_bus_message *reply = NULL;
 	const char *spec;
-	char reason[512], where[300] = "", ambiguous[600];
+	char reason[1024], where[300] = "", ambiguous[600];
 	bool may, bypass;
 	Client *c;
 	Line *l;
@@ -92,6 +92,8 @@ int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	line_ident(l, &id);
 	e = gb_policy_match(b->policy, &id, ambiguous, sizeof(ambiguous));
 	may = gb_policy_check_use(b->policy, &id, &caller, reason, sizeof(reason)) == 0;
+	if (!may)
+		access_explain_denial(b, reason, sizeof(reason));
 	bypass = caller.uid == 0 && b->policy->root_bypass;
 	if (e)
 		gb_policy_entry_describe(e, where, sizeof(where));
@@ -109,11 +111,15 @@ int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error)
 					  "reason", "s", may ? "" : reason);
 	if (r >= 0) {
 		unsigned int max;
-		char wreason[512];
+		char wreason[1024];
 		bool may_watch = gb_policy_check_watch(b->policy, &id, &caller, &max, wreason,
 						       sizeof(wreason)) == 0;
 
-		r = sd_bus_message_append(reply, "{sv}{sv}{sv}", "may-watch", "b", may_watch,
+		if (!may_watch)
+			access_explain_denial(b, wreason, sizeof(wreason));
+		r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}",
+					  "policy-state", "s", access_policy_state_name(b),
+					  "may-watch", "b", may_watch,
 					  "max-watchers", "u", max,
 					  "watch-reason", "s", may_watch ? "" : wreason);
 	}

@@ -19,6 +19,7 @@
 #include "chip.h"
 #include "bus.h"
 #include "client.h"
+#include "journal.h"
 #include "request-limits.h"
 #include "log.h"
 #include "lookup.h"
@@ -125,8 +126,8 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 			configs[i].value = e->initial_value;
 		if (gb_policy_check_request(b->policy, &id, &caller, &configs[i], persistent, label,
 					    msg, sizeof(msg)) < 0) {
-			log_notice("uid %u (%s) denied requesting %s:%u: %s", (unsigned)client->uid,
-				   client->name, id.chip_name, id.offset, msg);
+			journal_denied(b, client->uid, client->name, "requesting", lines[i], NULL, NULL,
+				       msg, sizeof(msg));
 			return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 		}
 	}
@@ -178,8 +179,9 @@ static int authorize(Request *req, sd_bus_message *m, Client **ret, sd_bus_error
 				continue;
 			line_ident(req->lines[i].line, &id);
 			if (gb_policy_check_use(req->broker->policy, &id, &caller, msg, sizeof(msg)) < 0) {
-				log_notice("uid %u (%s) denied using %s: %s", (unsigned)c->uid, c->name,
-					   req->path, msg);
+				journal_denied(req->broker, c->uid, c->name, "using",
+					       req->lines[i].line, req->path, req->label, msg,
+					       sizeof(msg));
 				return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 			}
 		}

@@ -12,6 +12,7 @@
 #include "bus.h"
 #include "chip.h"
 #include "client.h"
+#include "journal.h"
 #include "log.h"
 #include "lookup.h"
 #include "macro.h"
@@ -73,8 +74,7 @@ int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	client_caller(c, &caller);
 	line_ident(l, &id);
 	if (gb_policy_check_watch(b->policy, &id, &caller, &max, msg, sizeof(msg)) < 0) {
-		log_notice("uid %u (%s) denied watching %s:%u: %s", (unsigned)c->uid, c->name,
-			   id.chip_name, id.offset, msg);
+		journal_denied(b, c->uid, c->name, "watching", l, NULL, NULL, msg, sizeof(msg));
 		return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 	}
 	if (l->n_watchers >= max)

@@ -32,6 +32,20 @@ struct gb_limits {
 	unsigned int max_persistent_per_uid;  /* persistent requests owned by one uid */
 };
 
+/* How the last (re)load of the policy went, for Manager.PolicyStatus and denials. */
+enum policy_state {
+	POLICY_EMPTY,    /* loaded, no entries (no files, or no directory) */
+	POLICY_LOADED,
+	POLICY_REJECTED, /* the last load failed: the previous policy, or an empty one, is in force */
+};
+
+struct policy_status {
+	enum policy_state state;
+	char *errors;          /* of the last load, "file:line: message\n" each; NULL if none */
+	char *warnings;        /* likewise */
+	uint64_t loaded_usec;  /* CLOCK_REALTIME of the load of the policy in force; 0: none */
+};
+
 struct Broker {
 	sd_event *event;
 	sd_bus *bus;
@@ -53,6 +67,7 @@ struct Broker {
 
 	char *policy_dir;
 	struct gb_policy *policy; /* never NULL: empty means deny all (but root) */
+	struct policy_status policy_status;
 
 	State state;              /* records and fd store, for restarts */
 	bool handover;            /* stopping for a restart: leave stored lines as they are */

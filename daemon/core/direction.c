@@ -10,6 +10,8 @@
 
 #include "access.h"
 #include "broker.h"
+#include "client.h"
+#include "journal.h"
 #include "log.h"
 #include "macro.h"
 #include "org.gpiodbroker1.h"
@@ -59,8 +61,10 @@ int request_reconfigure(Request *req, const struct gb_caller *caller, unsigned i
 			line_ident(rl->line, &id);
 			if (gb_policy_check_reconfigure(req->broker->policy, &id, caller, &old[idx[i]],
 							&rl->config, msg, sizeof(msg)) < 0) {
-				log_notice("uid %u denied reconfiguring %s: %s", (unsigned)caller->uid,
-					   req->path, msg);
+				journal_denied(req->broker, caller->uid,
+					       req->client ? req->client->name : NULL,
+					       "reconfiguring", rl->line, req->path, req->label, msg,
+					       sizeof(msg));
 				ret = sd_bus_error_setf(error, GB_ERROR_PERMISSION, "line %u: %s",
 							idx[i], msg);
 				goto revert;

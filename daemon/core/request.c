@@ -15,6 +15,7 @@
 #include "broker.h"
 #include "chip.h"
 #include "client.h"
+#include "journal.h"
 #include "log.h"
 #include "macro.h"
 #include "org.gpiodbroker1.h"
@@ -99,6 +100,17 @@ int reqchip_apply(ReqChip *rc, sd_bus_error *error)
 	return r < 0 ? request_kernel_error(error, -r, "reconfigure", rc) : 0;
 }
 
+void request_journal(const Request *req, struct gb_log_fields *f, bool lines)
+{
+	gb_log_field(f, "REQUEST", "%s", req->path);
+	gb_log_field(f, "REQUEST_LABEL", "%s", req->label);
+	journal_caller(f, req->uid, req->client ? req->client->name : NULL);
+	/* A field may repeat: each line of the request is found by its own. */
+	for (unsigned int i = 0; lines && i < req->n_lines; i++)
+		if (req->lines[i].line)
+			journal_line(f, req->lines[i].line);
+}
+
 /* Before a line goes back to the kernel, put it where the integrator wants it when
  * nobody holds it (safe-state): the kernel itself leaves a released line as it was. */
 static void reqchip_apply_safe_state(ReqChip *rc)
@@ -117,6 +129,18 @@ static void reqchip_apply_safe_state(ReqChip *rc)
 	if (any && reqchip_apply(rc, NULL) < 0)
 		log_warning("request %s: could not put lines on %s in their safe state", req->path,
 			    rc->chip_name);
+	else if (any) {
+		struct gb_log_fields f = {};
+
+		journal_message_id(&f, GB_MESSAGE_SAFE_STATE);
+		request_journal(req, &f, false);
+		for (unsigned int i = 0; i < req->n_lines; i++)
+			if (req->lines[i].rc == rc && req->lines[i].line &&
+			    req->lines[i].safe_state != GB_SAFE_AS_IS)
+				journal_line(&f, req->lines[i].line);
+		log_struct(LOG_INFO, &f, "request %s (\"%s\"): lines on %s put in their safe state",
+			   req->path, req->label, rc->chip_name);
+	}
 }
 
 static void reqchip_release(ReqChip *rc)
@@ -246,89 +270,6 @@ static Request *request_alloc(Broker *b, uint64_t id, const char *label, bool pe
 	return req;
 }
 
-/* A record of @p req, borrowing its strings; free with free_record(). */
-static int make_record(const Request *req, struct gb_record *rec)
-{
-	gb_record_init(rec);
-	rec->id = req->id;
-	rec->label = req->label;
-	rec->uid = req->uid;
-	rec->gid = req->gid;
-	rec->groups = req->groups;
-	rec->n_groups = req->n_groups;
-	rec->persistent = req->persistent;
-	rec->direct = req->direct;
-	rec->owner = req->client ? req->client->name : "";
-	rec->n_chips = req->n_chips;
-	rec->n_lines = req->n_lines;
-	rec->chips = calloc(req->n_chips, sizeof(*rec->chips));
-	rec->lines = calloc(req->n_lines, sizeof(*rec->lines));
-	if (!rec->chips || !rec->lines) {
-		free(rec->chips);
-		free(rec->lines);
-		return -ENOMEM;
-	}
-	for (unsigned int k = 0; k < req->n_chips; k++) {
-		const LineReq *lr = &req->chips[k].lreq;
-
-		rec->chips[k].name = req->chips[k].chip_name;
-		rec->chips[k].n_kern = lr->n_kern;
-		memcpy(rec->chips[k].kern_offsets, lr->kern_offsets, lr->n_kern * sizeof(unsigned int));
-	}
-	for (unsigned int i = 0; i < req->n_lines; i++)
-		rec->lines[i] = (struct gb_record_line){
-			.chip = (unsigned)(req->lines[i].rc - req->chips),
-			.offset = req->lines[i].offset,
-			.config = req->lines[i].config,
-			.safe_state = req->lines[i].safe_state,
-		};
-	return 0;
-}
-
-static void free_record(struct gb_record *rec)
-{
-	free(rec->chips);
-	free(rec->lines);
-}
-
-static void request_store(Request *req)
-{
-	struct gb_record rec;
-	int fds[GB_MAX_LINES_PER_REQUEST];
-
-	if (!req->broker->state.record)
-		return;
-	if (make_record(req, &rec) < 0) {
-		log_warning("request %s: out of memory: it will not survive a restart", req->path);
-		return;
-	}
-	for (unsigned int k = 0; k < req->n_chips; k++)
-		fds[k] = lreq_fd(&req->chips[k].lreq);
-	req->stored = state_save(&req->broker->state, &rec, fds, req->n_chips, req->path);
-	free_record(&rec);
-	if (req->stored) {
-		bool existed;
-
-		/* After the record: a record without a mark is only seqnos not known. */
-		req->mark = state_mark_open(&req->broker->state, "request", req->id, &existed);
-		req->flow.mark = req->mark ? &req->mark->count : NULL;
-	}
-}
-
-void request_save(Request *req)
-{
-	struct gb_record rec;
-
-	if (!req->stored)
-		return;
-	if (make_record(req, &rec) < 0) {
-		log_warning("request %s: out of memory: its state is not updated", req->path);
-		return;
-	}
-	state_update(&req->broker->state, &rec, req->path);
-	free_record(&rec);
-}
-
 int request_new(Broker *b, Client *owner, const char *label, bool persistent, bool direct,
 		unsigned int n, Line **lines, struct gb_line_config *configs,
 		Request **ret, sd_bus_error *error)
@@ -392,9 +333,15 @@ int request_new(Broker *b, Client *owner, const char *label, bool persistent, bo
 	if (r < 0)
 		return r;
 	request_store(req);
-	log_info("request %s (\"%s\"): %u line(s) for %s uid %u%s%s", req->path, req->label, n,
-		 owner->name, (unsigned)req->uid, persistent ? ", persistent" : "",
-		 direct ? ", direct" : "");
+	{
+		struct gb_log_fields f = {};
+
+		journal_message_id(&f, GB_MESSAGE_REQUEST_MADE);
+		request_journal(req, &f, true);
+		log_struct(LOG_INFO, &f, "request %s (\"%s\"): %u line(s) for %s uid %u%s%s", req->path,
+			   req->label, n, owner->name, (unsigned)req->uid,
+			   persistent ? ", persistent" : "", direct ? ", direct" : "");
+	}
 	*ret = TAKE_PTR(req);
 	return 0;
 }
@@ -489,8 +436,14 @@ void request_release(Request *req, const char *reason)
 	if (hand_over)
 		log_info("request %s (\"%s\") left as it is for the next broker (restart)",
 			 req->path, req->label);
-	else
-		log_info("request %s (\"%s\") released: %s", req->path, req->label, reason);
+	else {
+		struct gb_log_fields f = {};
+
+		journal_message_id(&f, GB_MESSAGE_REQUEST_RELEASED);
+		request_journal(req, &f, true);
+		log_struct(LOG_INFO, &f, "request %s (\"%s\") released: %s", req->path, req->label,
+			   reason);
+	}
 	if (req->linked) {
 		request_unlink(req);
 		announce_object_removed(b, req->path);

@@ -30,6 +30,7 @@
 #include "irq.h"
 #include "line-config.h"
 #include "line-request.h"
+#include "log.h"
 #include "policy.h"
 #include "record.h"
 
@@ -82,6 +83,9 @@ struct Request {
 	struct gb_mark *mark;       /* shared with the next broker (record.h), or NULL */
 };
 
+/** Its journal fields (core/journal.h): path, label, owner and, with @p lines, each line's. */
+void request_journal(const Request *req, struct gb_log_fields *f, bool lines);
+
 /**
  * Request @p n lines for @p owner (the policy already allows it): each line must be
  * free. Live on return: on the bus, holding the lines, recorded for restarts.
@@ -121,6 +125,9 @@ int request_emit(Request *req, const char *member, const char *types, ...);
 void request_chip_gone(Request *req, Chip *c);
 /** Rewrite the record (settings or subscriber changed). */
 void request_save(Request *req);
+/** Write its first record, hand its fds to the store, map its event mark
+ * (request-store.c; only request.c calls it, when the request is made). */
+void request_store(Request *req);
 
 /** The identity the request was made with, for policy checks. */
 void request_caller(const Request *req, struct gb_caller *caller);

@@ -108,6 +108,8 @@ void manager_done(Broker *b)
 	hashmap_free(b->clients);
 	hashmap_free(b->watches);
 	gb_policy_free(b->policy);
+	free(b->policy_status.errors);
+	free(b->policy_status.warnings);
 	if (b->bus)
 		sd_bus_flush_close_unref(b->bus);
 	sd_event_unref(b->event);

@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <systemd/sd-daemon.h>
 
 #include "access.h"
 #include "announce.h"
 #include "chip.h"
+#include "journal.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
@@ -21,29 +23,30 @@
 #include "request.h"
 #include "watch.h"
 
-/* Two entries covering one line can only be seen with the hardware present. */
-static int check_against_chips(Broker *b, const struct gb_policy *p, char **errors)
+/* The checks that need the hardware (shared/policy.h), on the chips present. */
+static int check_against_chips(Broker *b, const struct gb_policy *p, char **errors,
+			       char **warnings)
 {
-	int n = 0;
+	_cleanup_free_ struct gb_chip_ident *ids = NULL;
+	_cleanup_free_ const char **names = NULL;
+	size_t n = 0, total = 0, k = 0;
 
 	for (Chip *c = b->chips; c; c = c->next)
-		for (unsigned int i = 0; i < c->num_lines; i++) {
-			struct gb_line_ident id;
-			char msg[700];
-
-			line_ident(&c->lines[i], &id);
-			if (!gb_policy_match(p, &id, msg, sizeof(msg)) && msg[0]) {
-				size_t old = *errors ? strlen(*errors) : 0;
-				char *nn = realloc(*errors, old + strlen(msg) + 2);
-
-				if (nn) {
-					sprintf(nn + old, "%s\n", msg);
-					*errors = nn;
-				}
-				n++;
-			}
-		}
-	return n;
+		n++, total += c->num_lines;
+	ids = calloc(n ? n : 1, sizeof(*ids));
+	names = calloc(total ? total : 1, sizeof(*names));
+	if (!ids || !names) {
+		gb_policy_add_error(errors, b->policy_dir, 0, "out of memory");
+		return 1;
+	}
+	n = 0;
+	for (Chip *c = b->chips; c; c = c->next) {
+		ids[n] = (struct gb_chip_ident){ c->name, c->label, c->num_lines, names + k };
+		for (unsigned int i = 0; i < c->num_lines; i++)
+			names[k++] = gpiod_line_info_get_name(c->lines[i].info);
+		n++;
+	}
+	return gb_policy_check_chips(p, ids, n, errors, warnings);
 }
 
 static void emit_all_lines_changed(Broker *b)
@@ -69,70 +72,108 @@ static void revalidate_requests(Broker *b)
 			continue;
 		}
 		if (!request_policy_allows(req, reason, sizeof(reason))) {
+			struct gb_log_fields f = {};
 			char why[600];
 
 			snprintf(why, sizeof(why), "revoked by a policy reload: %s", reason);
+			journal_message_id(&f, GB_MESSAGE_REVOKED);
+			request_journal(req, &f, true);
+			log_struct(LOG_NOTICE, &f, "request %s (\"%s\") %s", req->path, req->label, why);
 			request_emit(req, "Revoked", "s", why);
 			request_close(req, why);
 		}
 	}
 }
 
-static unsigned int count_lines(const char *s)
+/* Each problem a line of its own in the journal; the text stays whole. */
+static void log_lines(int level, const char *text)
 {
-	unsigned int n = 0;
+	for (const char *l = text; l && *l;) {
+		size_t len = strcspn(l, "\n");
 
-	for (; s && *s; s++)
-		n += *s == '\n';
-	return n;
+		log_full_errno(level, 0, "policy: %.*s", (int)len, l);
+		l += len + (l[len] == '\n');
+	}
+}
+
+static void set_status(Broker *b, enum policy_state state, char **errors, char **warnings)
+{
+	struct policy_status *st = &b->policy_status;
+	struct timespec ts;
+
+	free(st->errors);
+	free(st->warnings);
+	st->state = state;
+	st->errors = TAKE_PTR(*errors);
+	st->warnings = TAKE_PTR(*warnings);
+	if (state != POLICY_REJECTED && clock_gettime(CLOCK_REALTIME, &ts) == 0)
+		st->loaded_usec = (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	announce_changed(b, GB_ROOT_PATH, GB_IFACE_MANAGER, "PolicyStatus", NULL);
+}
+
+/* Rejected whole: at start the broker runs with an empty policy, at a reload the
+ * policy in force stays; either way loudly (journal, STATUS=, PolicyStatus). */
+static int reject(Broker *b, bool initial, char **errors, char **warnings, sd_bus_error *error)
+{
+	struct gb_log_fields f = {};
+	unsigned int n = gb_policy_count_lines(*errors);
+	_cleanup_free_ char *text = NULL;
+
+	log_lines(LOG_ERR, *errors);
+	log_lines(LOG_WARNING, *warnings);
+	sd_notifyf(0, "STATUS=policy REJECTED (%u error%s, see journal): running with %s", n,
+		   n == 1 ? "" : "s", initial ? "an empty policy" : "the previous policy");
+	journal_message_id(&f, GB_MESSAGE_POLICY_REJECTED);
+	gb_log_field(&f, "POLICY_DIRECTORY", "%s", b->policy_dir);
+	gb_log_field(&f, "POLICY_ERRORS", "%u", n);
+	log_struct(LOG_ERR, &f, "policy in %s rejected (%u error%s): %s", b->policy_dir, n,
+		   n == 1 ? "" : "s", initial ? "starting with an empty policy (deny all but root)" :
+		   "the policy in force stays");
+	if (error && asprintf(&text, "policy rejected, nothing changed:\n%s%s%s",
+			      *errors ? *errors : "out of memory\n",
+			      *warnings ? "warnings:\n" : "", *warnings ? *warnings : "") < 0)
+		text = NULL;
+	if (initial)
+		b->policy_status.loaded_usec = 0;
+	set_status(b, POLICY_REJECTED, errors, warnings);
+	if (!initial)
+		return sd_bus_error_setf(error, GB_ERROR_POLICY, "%s",
+					 text ? text : "policy rejected, nothing changed");
+	return 0;
 }
 
 int manager_load_policy(Broker *b, bool initial, sd_bus_error *error)
 {
-	_cleanup_free_ char *errors = NULL;
+	_cleanup_free_ char *errors = NULL, *warnings = NULL;
+	struct gb_log_fields f = {};
 	struct gb_policy *p;
 	struct stat st;
+	int r;
 
 	/* A typo in --policy-dir must not pass for an empty policy without a word. */
 	if (stat(b->policy_dir, &st) < 0 && errno == ENOENT) {
 		if (!initial) {
-			log_error("policy directory %s does not exist; the policy in force stays",
-				  b->policy_dir);
-			return sd_bus_error_setf(error, GB_ERROR_POLICY,
-						 "policy rejected, nothing changed:\n%s: no such "
-						 "directory", b->policy_dir);
+			gb_policy_add_error(&errors, b->policy_dir, 0, "no such directory");
+			return reject(b, false, &errors, &warnings, error);
 		}
-		log_warning("policy directory %s does not exist: no policy (deny all but root)",
-			    b->policy_dir);
+		gb_policy_add_error(&warnings, b->policy_dir, 0,
+				    "no such directory: no policy (deny all but root)");
 	}
-	p = gb_policy_load(b->policy_dir, &errors);
-	if (p && check_against_chips(b, p, &errors) > 0) {
+	p = gb_policy_load_from(b->policy_dir, NULL, &errors, &warnings);
+	if (p && check_against_chips(b, p, &errors, &warnings) > 0) {
 		gb_policy_free(p);
 		p = NULL;
 	}
 	if (!p) {
-		/* Every problem, each as file:line: message, logged a line each; the
-		 * text itself stays whole for the ReloadPolicy reply. */
-		for (const char *l = errors; l && *l;) {
-			size_t len = strcspn(l, "\n");
-
-			log_error("policy: %.*s", (int)len, l);
-			l += len + (l[len] == '\n');
-		}
-		sd_notifyf(0, "STATUS=policy REJECTED (%u error%s, see journal): running with %s",
-			   count_lines(errors), count_lines(errors) == 1 ? "" : "s",
-			   initial ? "an empty policy" : "the previous policy");
-		if (!initial) {
-			log_error("policy in %s rejected; the policy in force stays", b->policy_dir);
-			return sd_bus_error_setf(error, GB_ERROR_POLICY, "policy rejected, nothing changed:\n%s",
-						 errors ? errors : "out of memory");
-		}
-		log_error("policy in %s rejected: starting with an empty policy (deny all but root)",
-			  b->policy_dir);
-		p = gb_policy_new();
-		if (!p)
-			return -ENOMEM;
+		r = reject(b, initial, &errors, &warnings, error);
+		if (!initial)
+			return r;
+		if (b->policy)
+			return 0;
+		b->policy = gb_policy_new();
+		return b->policy ? 0 : -ENOMEM;
 	}
+	log_lines(LOG_WARNING, warnings);
 	if (b->policy) {
 		struct gb_policy *old = b->policy;
 
@@ -144,11 +185,15 @@ int manager_load_policy(Broker *b, bool initial, sd_bus_error *error)
 	} else {
 		b->policy = p;
 	}
-	log_info("policy: %zu entr%s from %s%s", p->n_entries, p->n_entries == 1 ? "y" : "ies",
-		 b->policy_dir, p->root_bypass ? " (root bypasses it)" : "");
-	if (!errors)
-		sd_notifyf(0, "STATUS=policy: %zu entr%s from %s", p->n_entries,
-			   p->n_entries == 1 ? "y" : "ies", b->policy_dir);
+	journal_message_id(&f, GB_MESSAGE_POLICY_LOADED);
+	gb_log_field(&f, "POLICY_DIRECTORY", "%s", b->policy_dir);
+	gb_log_field(&f, "POLICY_ENTRIES", "%zu", p->n_entries);
+	gb_log_field(&f, "POLICY_WARNINGS", "%u", gb_policy_count_lines(warnings));
+	log_struct(LOG_INFO, &f, "policy: %zu entr%s from %s%s", p->n_entries,
+		   p->n_entries == 1 ? "y" : "ies", b->policy_dir,
+		   p->root_bypass ? " (root bypasses it)" : "");
+	sd_notifyf(0, "STATUS=policy: %zu entr%s from %s", p->n_entries,
+		   p->n_entries == 1 ? "y" : "ies", b->policy_dir);
+	set_status(b, p->n_entries ? POLICY_LOADED : POLICY_EMPTY, &errors, &warnings);
 	return 0;
 }
-

@@ -73,6 +73,32 @@ int gb_policy_finish(struct gb_policy *p, char **errors)
 	return n;
 }
 
+/* The id of @p name in SYSROOT/etc/passwd or SYSROOT/etc/group: the third field
+ * of both. An image's own files, not the build host's NSS. */
+bool gb_policy_lookup_sysroot(const char *sysroot, const char *file, const char *name,
+			      unsigned int *id)
+{
+	char path[PATH_MAX], line[1024];
+	size_t len = strlen(name);
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", sysroot, file);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *uid;
+
+		if (strncmp(line, name, len) != 0 || line[len] != ':')
+			continue;
+		uid = strchr(line + len + 1, ':');
+		found = uid && sscanf(uid + 1, "%u", id) == 1;
+	}
+	fclose(f);
+	return found;
+}
+
 static int load_file(struct gb_policy *p, int dirfd, const char *dir, const char *name,
 		     char **errors)
 {
@@ -94,8 +120,9 @@ static int load_file(struct gb_policy *p, int dirfd, const char *dir, const char
 		close(fd);
 		return 1;
 	}
-	/* Whoever can write the policy decides who drives the hardware. */
-	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+	/* Whoever can write the policy decides who drives the hardware. An image's
+	 * tree (sysroot) belongs to whoever builds it; its modes are the image's. */
+	if ((st.st_uid != 0 && !p->sysroot) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		gb_policy_add_error(errors, path, 0, "must be owned by root and not writable by group or others "
 			  "(is uid %u, mode %04o)", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 		close(fd);
@@ -127,17 +154,71 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static struct gb_policy *gb_policy_load_into(struct gb_policy *p, const char *dir, char **errors,
+					     char **warnings);
+
+/* Appends @p text (taken) to the growing string *@p to. */
+static void append(char **to, char *text)
+{
+	size_t old = *to ? strlen(*to) : 0;
+	char *n;
+
+	if (!text)
+		return;
+	n = realloc(*to, old + strlen(text) + 1);
+	if (n) {
+		strcpy(n + old, text);
+		*to = n;
+	}
+	free(text);
+}
+
+unsigned int gb_policy_count_lines(const char *s)
+{
+	unsigned int n = 0;
+
+	for (; s && *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+struct gb_policy *gb_policy_load_from(const char *dir, const char *sysroot, char **errors,
+				      char **warnings)
+{
+	struct gb_policy *p = gb_policy_new();
+	char *w = NULL;
+
+	if (p && sysroot && !(p->sysroot = strdup(sysroot))) {
+		gb_policy_free(p);
+		p = NULL;
+	}
+	if (!p) {
+		gb_policy_add_error(errors, dir, 0, "out of memory");
+		return NULL;
+	}
+	p = gb_policy_load_into(p, dir, errors, warnings ? &w : NULL);
+	if (warnings)
+		append(warnings, w);
+	return p;
+}
+
 struct gb_policy *gb_policy_load(const char *dir, char **errors)
 {
 	struct gb_policy *p = gb_policy_new();
+
+	return p ? gb_policy_load_into(p, dir, errors, NULL) : NULL;
+}
+
+/* Fills @p p (freed on failure); with @p warnings, they are handed out there. */
+static struct gb_policy *gb_policy_load_into(struct gb_policy *p, const char *dir, char **errors,
+					     char **warnings)
+{
 	char **names = NULL;
 	size_t n = 0;
 	struct dirent *de;
 	int nerr = 0, r = 0;
 	DIR *d;
 
-	if (!p)
-		return NULL;
 	d = opendir(dir);
 	if (!d) {
 		if (errno == ENOENT)
@@ -191,6 +272,8 @@ struct gb_policy *gb_policy_load(const char *dir, char **errors)
 	closedir(d);
 	if (r >= 0)
 		nerr += gb_policy_finish(p, errors);
+	if (warnings)
+		*warnings = TAKE_PTR(p->warnings);
 	if (r < 0 || nerr) {
 		if (r < 0)
 			gb_policy_add_error(errors, dir, 0, "out of memory");
@@ -198,5 +281,67 @@ struct gb_policy *gb_policy_load(const char *dir, char **errors)
 		return NULL;
 	}
 	return p;
+}
+
+static bool chip_named(const struct gb_policy_entry *e, const struct gb_chip_ident *c)
+{
+	return e->chip && (fnmatch(e->chip, c->name, 0) == 0 ||
+			   (c->label && fnmatch(e->chip, c->label, 0) == 0));
+}
+
+int gb_policy_check_chips(const struct gb_policy *p, const struct gb_chip_ident *chips,
+			  size_t n_chips, char **errors, char **warnings)
+{
+	int n = 0;
+
+	/* Two entries covering one line can only be seen with the hardware present. */
+	for (size_t k = 0; k < n_chips; k++)
+		for (unsigned int i = 0; i < chips[k].num_lines; i++) {
+			struct gb_line_ident id = {
+				.chip_name = chips[k].name,
+				.chip_label = chips[k].label,
+				.offset = i,
+				.line_name = chips[k].line_names ? chips[k].line_names[i] : NULL,
+			};
+			char msg[700];
+
+			if (!gb_policy_match(p, &id, msg, sizeof(msg)) && msg[0]) {
+				size_t len = strlen(msg);
+				char *copy = malloc(len + 2);
+
+				if (copy)
+					memcpy(copy, msg, len), strcpy(copy + len, "\n");
+				append(errors, copy);
+				n++;
+			}
+		}
+	if (!warnings || !n_chips)
+		return n;
+	for (size_t i = 0; i < p->n_entries; i++) {
+		const struct gb_policy_entry *e = &p->entries[i];
+		bool found = false;
+
+		for (size_t k = 0; k < n_chips; k++) {
+			const struct gb_chip_ident *c = &chips[k];
+
+			for (unsigned int l = 0; e->line_name && c->line_names && l < c->num_lines; l++)
+				found |= c->line_names[l] && strcmp(c->line_names[l], e->line_name) == 0;
+			if (!chip_named(e, c))
+				continue;
+			for (size_t o = 0; o < e->n_offsets; o++)
+				if (e->offsets[o] >= c->num_lines)
+					gb_policy_add_error(warnings, e->file, e->lineno,
+							    "[%s %s]: offset %u is beyond chip %s (%s), "
+							    "which has %u lines: it matches nothing there",
+							    e->group ? "group" : "line", e->name,
+							    e->offsets[o], c->name, c->label ? c->label : "",
+							    c->num_lines);
+		}
+		if (e->line_name && !found)
+			gb_policy_add_error(warnings, e->file, e->lineno,
+					    "[line %s]: no line of the chips present is named '%s': "
+					    "it matches nothing yet", e->name, e->line_name);
+	}
+	return n;
 }
 

@@ -250,6 +250,17 @@ struct id_list {
 	bool *any;
 };
 
+/* A name nobody has yet matches nobody: the entry grants it nothing, which is
+ * safe, so one missing user does not reject the whole policy. The name is looked
+ * up again at every reload. */
+static int unknown_id(struct parser *p, const char *what, const char *item)
+{
+	gb_policy_add_error(&p->policy->warnings, p->file, p->line,
+			    "unknown %s '%s': it matches nobody until it exists and the policy "
+			    "is reloaded", what, item);
+	return 0;
+}
+
 static int add_user(struct parser *p, const char *key, const char *item, void *ud)
 {
 	struct id_list *e = ud;
@@ -263,11 +274,14 @@ static int add_user(struct parser *p, const char *key, const char *item, void *u
 		return 0;
 	}
 	if (parse_uint(item, UINT_MAX - 1, &id) < 0) {
-		if (getpwnam_r(item, &pw, buf, sizeof(buf), &res) != 0 || !res) {
-			ERR(p, "unknown user '%s'", item);
-			return -EINVAL;
+		if (p->policy->sysroot) {
+			if (!gb_policy_lookup_sysroot(p->policy->sysroot, "etc/passwd", item, &id))
+				return unknown_id(p, "user", item);
+		} else if (getpwnam_r(item, &pw, buf, sizeof(buf), &res) != 0 || !res) {
+			return unknown_id(p, "user", item);
+		} else {
+			id = res->pw_uid;
 		}
-		id = res->pw_uid;
 	}
 	n = realloc(*e->ids, (*e->n + 1) * sizeof(*n));
 	if (!n)
@@ -286,11 +300,14 @@ static int add_group(struct parser *p, const char *key, const char *item, void *
 	gid_t *n;
 
 	if (parse_uint(item, UINT_MAX - 1, &id) < 0) {
-		if (getgrnam_r(item, &gr, buf, sizeof(buf), &res) != 0 || !res) {
-			ERR(p, "unknown group '%s'", item);
-			return -EINVAL;
+		if (p->policy->sysroot) {
+			if (!gb_policy_lookup_sysroot(p->policy->sysroot, "etc/group", item, &id))
+				return unknown_id(p, "group", item);
+		} else if (getgrnam_r(item, &gr, buf, sizeof(buf), &res) != 0 || !res) {
+			return unknown_id(p, "group", item);
+		} else {
+			id = res->gr_gid;
 		}
-		id = res->gr_gid;
 	}
 	n = realloc(*e->ids, (*e->n + 1) * sizeof(*n));
 	if (!n)
@@ -522,7 +539,8 @@ static int end_section(struct parser *p)
 	if (!e->directions)
 		ERR(p, "[%s %s]: 'directions' is required (input, output or both)",
 		    e->group ? "group" : "line", e->name);
-	if (!e->n_uids && !e->n_gids && !e->any_user)
+	/* Whether users were named, not whether they exist: see unknown_id(). */
+	if (!(p->seen & (GB_BIT(K_USERS) | GB_BIT(K_GROUPS))))
 		ERR(p, "[%s %s]: nobody may use it; add 'users' or 'groups'",
 		    e->group ? "group" : "line", e->name);
 	if (e->direction_may_change && !(in && out))
@@ -534,10 +552,10 @@ static int end_section(struct parser *p)
 	if ((e->drives & ~GB_BIT(GPIOD_LINE_DRIVE_PUSH_PULL)) && !out)
 		ERR(p, "[%s %s]: 'drive' needs output in 'directions'", e->group ? "group" : "line",
 		    e->name);
-	if (e->max_watchers && !e->n_watch_uids && !e->n_watch_gids && !e->watch_any_user)
+	if (e->max_watchers && !(p->seen & (GB_BIT(K_WATCH_USERS) | GB_BIT(K_WATCH_GROUPS))))
 		ERR(p, "[%s %s]: 'max-watchers' without 'watch-users' or 'watch-groups'",
 		    e->group ? "group" : "line", e->name);
-	if ((e->n_watch_uids || e->n_watch_gids || e->watch_any_user) && !in)
+	if ((p->seen & (GB_BIT(K_WATCH_USERS) | GB_BIT(K_WATCH_GROUPS))) && !in)
 		ERR(p, "[%s %s]: watching needs input in 'directions'",
 		    e->group ? "group" : "line", e->name);
 	if (e->initial_value >= 0 && !out)

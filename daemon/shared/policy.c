@@ -55,6 +55,8 @@ void gb_policy_free(struct gb_policy *p)
 	for (size_t i = 0; i < p->n_entries; i++)
 		gb_policy_entry_clear(&p->entries[i]);
 	free(p->entries);
+	free(p->sysroot);
+	free(p->warnings);
 	free(p);
 }
 

@@ -81,6 +81,21 @@ struct gb_policy {
 	struct gb_policy_entry *entries;
 	size_t n_entries;
 	bool root_bypass;
+	/* Set before parsing to resolve user and group names from SYSROOT/etc/passwd
+	 * and SYSROOT/etc/group instead of NSS (an image's tree, checked offline); file
+	 * owners are then not checked (a build tree is not owned by root). NULL: NSS. */
+	char *sysroot;
+	/* "file:line: message\n" each: entries that can never match as things stand
+	 * (an unknown user or group). Not errors: such a name grants nothing. */
+	char *warnings;
+};
+
+/** A chip as it is present, for the checks that need the hardware. */
+struct gb_chip_ident {
+	const char *name;
+	const char *label;
+	unsigned int num_lines;
+	const char *const *line_names; /* num_lines of them, each may be NULL */
 };
 
 /** Who is calling, as the bus says. */
@@ -132,6 +147,27 @@ int gb_policy_finish(struct gb_policy *p, char **errors);
  * Returns a policy, or NULL with *errors set.
  */
 struct gb_policy *gb_policy_load(const char *dir, char **errors);
+/**
+ * gb_policy_load() with names resolved under @p sysroot (NULL: NSS, see struct
+ * gb_policy), and the warnings, whether the policy loads or not, appended to
+ * *@p warnings (then the policy's own warnings are NULL).
+ */
+struct gb_policy *gb_policy_load_from(const char *dir, const char *sysroot, char **errors,
+				      char **warnings);
+
+/**
+ * The checks that need the hardware, against the chips present: a line covered by
+ * two entries (an error, appended to @p errors); an offset beyond a present chip
+ * the entry names, and a line-name no present line has (warnings: the entry
+ * matches nothing there). Returns the number of errors.
+ */
+int gb_policy_check_chips(const struct gb_policy *p, const struct gb_chip_ident *chips,
+			  size_t n_chips, char **errors, char **warnings);
+/** The uid or gid of @p name in SYSROOT/@p file (etc/passwd, etc/group); false if none. */
+bool gb_policy_lookup_sysroot(const char *sysroot, const char *file, const char *name,
+			      unsigned int *id);
+/** The number of "\n"-ended lines in @p s (errors, warnings); 0 for NULL. */
+unsigned int gb_policy_count_lines(const char *s);
 
 /**
  * The entry covering a line. NULL if none; NULL with *ambiguous set to a message

@@ -290,6 +290,240 @@ START_TEST(test_reload_revokes)
 }
 END_TEST
 
+/* Manager.PolicyStatus as the test reads it: the "file:line: message" arrays are
+ * joined with newlines. */
+struct pstatus {
+	char state[32], directory[256], running_with[32];
+	uint32_t entries;
+	uint64_t loaded_at;
+	char errors[4096], warnings[4096];
+	int n_errors, n_warnings;
+};
+
+static void read_strv(sd_bus_message *m, char *buf, size_t size, int *n)
+{
+	const char *item;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	*n = 0;
+	ck_assert_int_ge(sd_bus_message_enter_container(m, 'v', "as"), 0);
+	ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "s"), 0);
+	while (sd_bus_message_read(m, "s", &item) > 0) {
+		len += snprintf(buf + len, size - len, "%s\n", item);
+		ck_assert_uint_lt(len, size);
+		(*n)++;
+	}
+	ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+	ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+}
+
+static void read_policy_status(sd_bus *bus, struct pstatus *ps)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *m = NULL;
+	const char *key, *str;
+
+	memset(ps, 0, sizeof(*ps));
+	ck_assert_int_ge(sd_bus_get_property(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER,
+					     "PolicyStatus", &err, &m, "a{sv}"), 0);
+	ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "{sv}"), 0);
+	while (sd_bus_message_enter_container(m, 'e', "sv") > 0) {
+		ck_assert_int_ge(sd_bus_message_read(m, "s", &key), 0);
+		if (strcmp(key, "state") == 0 || strcmp(key, "directory") == 0 ||
+		    strcmp(key, "running-with") == 0) {
+			ck_assert_int_ge(sd_bus_message_read(m, "v", "s", &str), 0);
+			snprintf(key[0] == 's' ? ps->state : key[0] == 'd' ? ps->directory :
+				 ps->running_with, 32, "%s", str);
+			if (key[0] == 'd')
+				snprintf(ps->directory, sizeof(ps->directory), "%s", str);
+		} else if (strcmp(key, "entries") == 0) {
+			ck_assert_int_ge(sd_bus_message_read(m, "v", "u", &ps->entries), 0);
+		} else if (strcmp(key, "loaded-at") == 0) {
+			ck_assert_int_ge(sd_bus_message_read(m, "v", "t", &ps->loaded_at), 0);
+		} else if (strcmp(key, "errors") == 0) {
+			read_strv(m, ps->errors, sizeof(ps->errors), &ps->n_errors);
+		} else if (strcmp(key, "warnings") == 0) {
+			read_strv(m, ps->warnings, sizeof(ps->warnings), &ps->n_warnings);
+		} else {
+			ck_assert_int_ge(sd_bus_message_skip(m, "v"), 0);
+		}
+		ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+	}
+	sd_bus_message_unref(m);
+}
+
+/* One string value of Manager.GetAccess(@p line) as @p bus's caller; to free(). */
+static char *access_str(sd_bus *bus, const char *line, const char *want)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *m = NULL;
+	const char *key, *str;
+	char *ret = NULL;
+
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER,
+					    "GetAccess", &err, &m, "s", line), 0);
+	ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "{sv}"), 0);
+	while (!ret && sd_bus_message_enter_container(m, 'e', "sv") > 0) {
+		ck_assert_int_ge(sd_bus_message_read(m, "s", &key), 0);
+		if (strcmp(key, want) == 0) {
+			ck_assert_int_ge(sd_bus_message_read(m, "v", "s", &str), 0);
+			ret = strdup(str);
+		} else {
+			ck_assert_int_ge(sd_bus_message_skip(m, "v"), 0);
+		}
+		ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+	}
+	sd_bus_message_unref(m);
+	ck_assert_msg(ret, "GetAccess has no '%s'", want);
+	return ret;
+}
+
+static int reload(sd_bus *root, sd_bus_error *err)
+{
+	return sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "ReloadPolicy",
+				  err, NULL, "");
+}
+
+/* How the policy loaded, always visible: loaded (warnings for names nobody has,
+ * which grant nothing and reject nothing), rejected with every error while the
+ * previous policy stays, loaded again; PropertiesChanged each time; a denial
+ * under a rejected policy says so. */
+START_TEST(test_policy_status)
+{
+	sd_bus *root = gb_connect(0), *alice = gb_connect(UID_ALICE), *bob = gb_connect(UID_BOB);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	struct pstatus ps;
+	uint64_t first;
+	int changed = 0;
+	char *s;
+
+	read_policy_status(bob, &ps);
+	ck_assert_str_eq(ps.state, "loaded");
+	ck_assert_str_eq(ps.directory, GB_TEST_POLICY_DIR);
+	ck_assert_str_eq(ps.running_with, "this");
+	ck_assert_uint_eq(ps.entries, 3);
+	ck_assert_int_eq(ps.n_errors, 0);
+	ck_assert_int_eq(ps.n_warnings, 0);
+	ck_assert_uint_gt(ps.loaded_at, 1600000000ull * 1000000);
+	first = ps.loaded_at;
+	s = access_str(bob, "gbpol:3", "policy-state");
+	ck_assert_str_eq(s, "loaded");
+	free(s);
+	ck_assert_int_ge(sd_bus_match_signal(bob, NULL, GB_BUS_NAME, GB_ROOT_PATH,
+					     "org.freedesktop.DBus.Properties", "PropertiesChanged",
+					     gb_bus_count_message, &changed), 0);
+
+	/* An unknown user is a warning naming file:line: the rest of the policy, even
+	 * of that entry, stands. */
+	gb_policy_write("[line door-lock]\nchip = gbpol\noffset = 1\nusers = gb-nobody-here, gb-alice\n"
+			"directions = output\n");
+	ck_assert_int_ge(reload(root, &err), 0);
+	ck_assert(gb_bus_wait_count(bob, &changed, 1, 5000));
+	read_policy_status(bob, &ps);
+	ck_assert_str_eq(ps.state, "loaded");
+	ck_assert_uint_eq(ps.entries, 1);
+	ck_assert_int_eq(ps.n_warnings, 1);
+	ck_assert_msg(strstr(ps.warnings, GB_TEST_POLICY_DIR "/50-test.conf:4: unknown user 'gb-nobody-here'"),
+		      "%s", ps.warnings);
+	ck_assert_uint_ge(ps.loaded_at, first);
+	ck_assert_int_ge(gb_request(alice, "x", "door-lock", "output", 0, NULL, false, NULL, &err), 0);
+
+	/* Broken: rejected whole, every error listed, the previous policy in force. */
+	gb_policy_write("[line door-lock]\nchip = gbpol\noffset = 1\nusers = gb-alice\ndirections = output\n"
+			"colour = red\n[line x]\nchip = gbpol\noffset = 6\nusers = gb-nobody-here\n"
+			"directions = sideways\n");
+	ck_assert_int_lt(reload(root, &err), 0);
+	gb_assert_error(&err, GB_ERROR_POLICY, "warnings:\n" GB_TEST_POLICY_DIR "/50-test.conf:10: unknown user");
+	ck_assert(gb_bus_wait_count(bob, &changed, 2, 5000));
+	read_policy_status(bob, &ps);
+	ck_assert_str_eq(ps.state, "rejected");
+	ck_assert_str_eq(ps.running_with, "previous");
+	ck_assert_uint_eq(ps.entries, 1);
+	ck_assert_int_eq(ps.n_errors, 3);
+	ck_assert_msg(strstr(ps.errors, "50-test.conf:6: unknown key 'colour'") &&
+		      strstr(ps.errors, "50-test.conf:11: 'sideways'"), "%s", ps.errors);
+	ck_assert_int_eq(ps.n_warnings, 1);
+
+	/* A denial now says where it comes from, in GetAccess and in the error. */
+	s = access_str(bob, "gbpol:3", "reason");
+	ck_assert_msg(strstr(s, "the policy in " GB_TEST_POLICY_DIR " was rejected (3 errors;") &&
+		      strstr(s, "runs with the previous policy: no policy entry covers"), "%s", s);
+	free(s);
+	s = access_str(bob, "gbpol:3", "policy-state");
+	ck_assert_str_eq(s, "rejected");
+	free(s);
+	ck_assert_int_lt(gb_request(bob, "x", "gbpol:3", "input", -1, NULL, false, NULL, &err), 0);
+	expect_denied(&err, "was rejected (3 errors;");
+
+	/* Fixed: loaded again. */
+	gb_policy_write(policy);
+	ck_assert_int_ge(reload(root, &err), 0);
+	ck_assert(gb_bus_wait_count(bob, &changed, 3, 5000));
+	read_policy_status(bob, &ps);
+	ck_assert_str_eq(ps.state, "loaded");
+	ck_assert_int_eq(ps.n_errors, 0);
+	s = access_str(bob, "gbpol:3", "reason");
+	ck_assert_msg(strstr(s, "no policy entry covers") && !strstr(s, "rejected"), "%s", s);
+	free(s);
+	sd_bus_flush_close_unref(root);
+	sd_bus_flush_close_unref(alice);
+	sd_bus_flush_close_unref(bob);
+}
+END_TEST
+
+/* Rejected at start: the broker runs with an empty policy, and says so. An entry
+ * naming an offset the chip does not have is a warning, with the chip present. */
+START_TEST(test_rejected_at_start)
+{
+	sd_bus *bob;
+	struct pstatus ps;
+	char *s;
+
+	ck_assert_int_eq(gb_broker_stop(broker), 0);
+	broker = gb_broker_spawn(&(struct gb_broker_opts){
+		.policy = "[line a]\nchip = gbpol\noffset = 3\nusers = gb-bob\ndirections = input\nbogus = 1\n" });
+	bob = gb_connect(UID_BOB);
+	read_policy_status(bob, &ps);
+	ck_assert_str_eq(ps.state, "rejected");
+	ck_assert_str_eq(ps.running_with, "empty");
+	ck_assert_uint_eq(ps.entries, 0);
+	ck_assert_uint_eq(ps.loaded_at, 0);
+	ck_assert_msg(strstr(ps.errors, "50-test.conf:6: unknown key 'bogus'"), "%s", ps.errors);
+	s = access_str(bob, "gbpol:3", "reason");
+	ck_assert_msg(strstr(s, "was rejected (1 error;") && strstr(s, "runs with an empty policy"), "%s", s);
+	free(s);
+	sd_bus_flush_close_unref(bob);
+
+	ck_assert_int_eq(gb_broker_stop(broker), 0);
+	broker = gb_broker_spawn(&(struct gb_broker_opts){
+		.policy = "[line a]\nchip = gbpol\noffset = 100\nusers = gb-bob\ndirections = input\n"
+			  "[line b]\nline-name = no-such-line-name\nusers = gb-bob\ndirections = input\n" });
+	bob = gb_connect(UID_BOB);
+	read_policy_status(bob, &ps);
+	ck_assert_str_eq(ps.state, "loaded");
+	ck_assert_int_eq(ps.n_warnings, 2);
+	ck_assert_msg(strstr(ps.warnings, "50-test.conf:1: [line a]: offset 100 is beyond chip ") &&
+		      strstr(ps.warnings, "50-test.conf:6: [line b]: no line of the chips present is named"),
+		      "%s", ps.warnings);
+	sd_bus_flush_close_unref(bob);
+
+	/* No such directory at start: an empty policy, with a warning saying so. */
+	ck_assert_int_eq(gb_broker_stop(broker), 0);
+	broker = gb_broker_spawn(&(struct gb_broker_opts){
+		.args = GB_ARGS("--policy-dir=/run/gb-no-such-policy-dir") });
+	bob = gb_connect(UID_BOB);
+	read_policy_status(bob, &ps);
+	ck_assert_str_eq(ps.state, "empty");
+	ck_assert_str_eq(ps.directory, "/run/gb-no-such-policy-dir");
+	ck_assert_uint_eq(ps.entries, 0);
+	ck_assert_int_eq(ps.n_errors, 0);
+	ck_assert_msg(strstr(ps.warnings, "/run/gb-no-such-policy-dir: no such directory"), "%s",
+		      ps.warnings);
+	sd_bus_flush_close_unref(bob);
+}
+END_TEST
+
 START_TEST(test_unsafe_policy_file)
 {
 	sd_bus *alice;
@@ -330,6 +564,8 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_safe_state_on_kill);
 	tcase_add_test(tc, test_reload_revokes);
 	tcase_add_test(tc, test_reload_reports_every_error);
+	tcase_add_test(tc, test_policy_status);
+	tcase_add_test(tc, test_rejected_at_start);
 	tcase_add_test(tc, test_unsafe_policy_file);
 	return gb_run_suite(s);
 }

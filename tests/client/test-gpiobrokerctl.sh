@@ -359,12 +359,51 @@ contains "status: running and its version" "gpiod-broker: running, version " "$o
 contains "status: chips and lines" "chips: 1, lines: 6" "$out"
 contains "status: the lines alice may use" "lines you may use: lamp switch fan door porch-light" "$out"
 contains "status: the policy status, or that it is not reported" "policy" "$out"
+contains "status: the policy loaded, with its entries" "$(printf 'policy state: loaded\npolicy directory: /run/gb-cli-policy\npolicy entries: 2')" "$out"
+contains "status: no policy errors" "policy errors: none" "$out"
 run gb-alice status --json
-if printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["running"] and d["chips"]==1 and len(d["usable_lines"])==5' 2>/dev/null; then
+if printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); p=d["policy_status"]; assert d["running"] and d["chips"]==1 and len(d["usable_lines"])==5 and d["policy_status_reported"] and p["state"]=="loaded" and p["entries"]==2 and p["errors"]==[] and p["loaded-at"]>0 and d["groups"]' 2>/dev/null; then
 	ok "status --json"; else not_ok "status --json" "$out"; fi
+
+# A rejected reload: status says so, with the error as file:line, and a denial
+# says it comes from the rejected policy, not from a missing entry.
+printf '[line spare]\nchip = gbcli\noffset = 5\nusers = gb-alice\ncolour = red\ndirections = input\n' > /run/gb-cli-policy/20-bad.conf
+busctl --system call org.gpiodbroker1 /org/gpiodbroker1 org.gpiodbroker1.Manager ReloadPolicy > /dev/null 2>&1
+check "ReloadPolicy of a broken policy fails" 1 "$?"
+run gb-alice status
+contains "status: the policy rejected" "policy state: rejected" "$out"
+contains "status: running with the previous policy" "policy running-with: previous" "$out"
+contains "status: the error, file:line" "$(printf 'policy errors:\n  /run/gb-cli-policy/20-bad.conf:5: ')" "$out"
+run gb-alice status --json
+if printf '%s' "$out" | python3 -c 'import json,sys; p=json.load(sys.stdin)["policy_status"]; assert p["state"]=="rejected" and len(p["errors"])==1 and p["errors"][0].startswith("/run/gb-cli-policy/20-bad.conf:5: ") and p["entries"]==2' 2>/dev/null; then
+	ok "status --json: rejected, its error"; else not_ok "status --json: rejected, its error" "$out"; fi
+run gb-alice info --verbose -c "$chip" 5
+contains "info --verbose: the denial comes from the rejected policy" "access: denied: the policy in /run/gb-cli-policy was rejected (1 error;" "$out"
+run gb-alice request -c "$chip" 5
+contains "request: the denial comes from the rejected policy" "so the broker runs with the previous policy: no policy entry covers" "$out"
+rm -f /run/gb-cli-policy/20-bad.conf
+busctl --system call org.gpiodbroker1 /org/gpiodbroker1 org.gpiodbroker1.Manager ReloadPolicy > /dev/null 2>&1
+check "ReloadPolicy of the fixed policy" 0 "$?"
+run gb-alice status
+contains "status: loaded again" "policy state: loaded" "$out"
 run gb-alice monitor --help
 check "per-command help: code 0" 0 "$rc"
 contains "per-command help text" "usage: gpiobrokerctl monitor" "$out"
+
+# gpiod-broker --check-policy against the chips present: entries that can never
+# match there are warnings, two entries on one line an error.
+mkdir -p /run/gb-cli-check
+printf '[line far]\nchip = gbcli\noffset = 100\nusers = gb-alice\ndirections = input\n[line ghost]\nline-name = no-such-name\nusers = gb-alice\ndirections = input\n' > /run/gb-cli-check/10-a.conf
+chmod 644 /run/gb-cli-check/10-a.conf
+out=$("$broker" --check-policy=/run/gb-cli-check 2>&1); rc=$?
+check "--check-policy with chips present: warnings only, code 0" 0 "$rc"
+contains "--check-policy: an offset beyond the chip" "/run/gb-cli-check/10-a.conf:1: warning: [line far]: offset 100 is beyond chip $chip (gbcli), which has 6 lines" "$out"
+contains "--check-policy: a line name no line has" "/run/gb-cli-check/10-a.conf:6: warning: [line ghost]: no line of the chips present is named 'no-such-name'" "$out"
+printf '[line lamp2]\nline-name = lamp\nusers = gb-alice\ndirections = input\n[line zero]\nchip = gbcli\noffset = 0\nusers = gb-alice\ndirections = input\n' > /run/gb-cli-check/10-a.conf
+out=$("$broker" --check-policy=/run/gb-cli-check 2>/dev/null); rc=$?
+check "--check-policy: two entries meeting on a real line, code 1" 1 "$rc"
+contains "--check-policy: the overlap, led by file:line" "/run/gb-cli-check/10-a.conf:5: $chip:0 is covered by both [line lamp2]" "$out"
+rm -rf /run/gb-cli-check
 
 kill "$bpid"
 wait "$bpid"

@@ -2,7 +2,8 @@
 /*
  * libFuzzer target for the policy parser: any bytes must give either a policy or
  * errors with file:line, never a crash, a leak or undefined behaviour. A parsed
- * policy is also evaluated once, so matching runs on what the parser produced.
+ * policy is also evaluated once and checked against a chip, so matching and the
+ * hardware checks run on what the parser produced.
  *
  *   make check                      a bounded run (tests/fuzz/run-fuzz-policy.sh)
  *   make fuzz FUZZ_SECONDS=600      a longer one
@@ -32,6 +33,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		gb_policy_check_request(p, &l, &c, &cfg, true, "label", reason, sizeof(reason));
 		gb_policy_check_use(p, &l, &c, reason, sizeof(reason));
 		gb_policy_find_alias(p, "reset");
+		{
+			/* The checks against present chips, on what the parser made. */
+			const char *const names[] = { NULL, "reset", "led", NULL };
+			const struct gb_chip_ident chip = { "gpiochip0", "gpio-sim", 4, names };
+			char *warnings = NULL;
+
+			gb_policy_check_chips(p, &chip, 1, &errors, &warnings);
+			free(warnings);
+		}
 	}
 	free(errors);
 	gb_policy_free(p);

@@ -117,10 +117,6 @@ static const struct {
 	  "t.conf:5: 'directions' lists 'input' twice" },
 	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input,\n",
 	  "t.conf:5: empty item in 'directions'" },
-	{ "[line a]\nchip = c\noffset = 1\nusers = no-such-user-here\ndirections = input\n",
-	  "t.conf:4: unknown user 'no-such-user-here'" },
-	{ "[line a]\nchip = c\noffset = 1\ngroups = no-such-group-here\ndirections = input\n",
-	  "t.conf:4: unknown group 'no-such-group-here'" },
 	{ "[line a]\nchip = c\noffset = 1\nusers = 1\n", "t.conf:1: [line a]: 'directions' is required" },
 	{ "[line a]\nchip = c\noffset = 1\ndirections = input\n", "t.conf:1: [line a]: nobody may use it" },
 	{ "[line a]\nusers = 1\ndirections = input\n", "t.conf:1: [line a]: which line?" },
@@ -158,10 +154,6 @@ static const struct {
 	{ "[broker]\nusers = 1\n", "t.conf:2: 'users' does not belong in a [broker] section" },
 	{ "just some words\n", "t.conf:1: expected 'key = value' or a [section]" },
 	{ "[line a]\nchip = c\noffset = 1\nusers =\ndirections = output\n", "t.conf:4: 'users' has no value" },
-	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\nwatch-users = no-such-user-here\n",
-	  "t.conf:6: unknown user 'no-such-user-here'" },
-	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\nwatch-groups = no-such-group-here\n",
-	  "t.conf:6: unknown group 'no-such-group-here'" },
 	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\nwatch-users = 2,\n",
 	  "t.conf:6: empty item in 'watch-users'" },
 	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\nwatch-users = 2\nwatch-users = 3\n",
@@ -334,6 +326,70 @@ START_TEST(test_direct)
 }
 END_TEST
 
+/* An unknown user or group is a warning naming file:line, not an error: the name
+ * matches nobody, the rest of the entry (and of the policy) stands. */
+START_TEST(test_unknown_names)
+{
+	const char *text =
+		"[line a]\nchip = c\noffset = 1\nusers = no-such-user-here, 1234\ndirections = input\n"
+		"watch-groups = no-such-group-here\n"
+		"[line b]\nchip = c\noffset = 2\ngroups = no-such-group-here\ndirections = input\n";
+	const struct gb_line_ident a = { "c", "", 1, "" }, b = { "c", "", 2, "" };
+	struct gb_caller someone = { 1000, 1000, NULL, 0 }, listed = { 1234, 1234, NULL, 0 };
+	unsigned int max;
+	char reason[512], *errors;
+	int n;
+	struct gb_policy *p = parse(text, &errors, &n);
+
+	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
+	ck_assert_uint_eq(p->n_entries, 2);
+	ck_assert_msg(p->warnings && strstr(p->warnings, "t.conf:4: unknown user 'no-such-user-here'") &&
+		      strstr(p->warnings, "t.conf:6: unknown group 'no-such-group-here'") &&
+		      strstr(p->warnings, "t.conf:10: unknown group 'no-such-group-here'"),
+		      "%s", p->warnings);
+	ck_assert_uint_eq(gb_policy_count_lines(p->warnings), 3);
+	ck_assert_int_eq(gb_policy_check_use(p, &a, &listed, reason, sizeof(reason)), 0);
+	ck_assert_int_eq(gb_policy_check_use(p, &a, &someone, reason, sizeof(reason)), -EACCES);
+	ck_assert_int_eq(gb_policy_check_use(p, &b, &someone, reason, sizeof(reason)), -EACCES);
+	ck_assert_int_eq(gb_policy_check_watch(p, &a, &someone, &max, reason, sizeof(reason)), -EACCES);
+	gb_policy_free(p);
+	free(errors);
+}
+END_TEST
+
+/* The checks against the chips present: two entries on one line (an error), an
+ * offset the chip does not have and a line name nobody has (warnings). */
+START_TEST(test_check_chips)
+{
+	const char *text =
+		"[line a]\nchip = sim*\noffset = 100\nusers = 1\ndirections = input\n"
+		"[line b]\nline-name = nowhere\nusers = 1\ndirections = input\n"
+		"[line c]\nline-name = led\nusers = 1\ndirections = input\n"
+		"[line d]\nchip = gpiochip0\noffset = 1\nusers = 1\ndirections = input\n";
+	const char *const names[] = { NULL, "led", NULL, NULL };
+	const struct gb_chip_ident chips[] = { { "gpiochip0", "sim-a", 4, names } };
+	char *errors, *warnings = NULL;
+	int n;
+	struct gb_policy *p = parse(text, &errors, &n);
+
+	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
+	ck_assert_int_eq(gb_policy_check_chips(p, chips, 1, &errors, &warnings), 1);
+	ck_assert_msg(strstr(errors, "t.conf:14: gpiochip0:1 is covered by both [line c]"), "%s", errors);
+	ck_assert_msg(strstr(warnings, "t.conf:1: [line a]: offset 100 is beyond chip gpiochip0 (sim-a), "
+			     "which has 4 lines"), "%s", warnings);
+	ck_assert_msg(strstr(warnings, "t.conf:6: [line b]: no line of the chips present is named 'nowhere'"),
+		      "%s", warnings);
+	ck_assert_uint_eq(gb_policy_count_lines(warnings), 2);
+	free(warnings);
+	warnings = NULL;
+	/* No chip present: nothing to tell. */
+	ck_assert_int_eq(gb_policy_check_chips(p, chips, 0, &errors, &warnings), 0);
+	ck_assert_ptr_null(warnings);
+	gb_policy_free(p);
+	free(errors);
+}
+END_TEST
+
 START_TEST(test_nul_byte)
 {
 	struct gb_policy *p = gb_policy_new();
@@ -398,6 +454,37 @@ START_TEST(test_load)
 	}
 	free(errors);
 	errors = NULL;
+	{
+		/* An image's tree: names from its etc/passwd and etc/group, files owned
+		 * by whoever built it, modes still checked. */
+		char root[600], path[700], *warnings = NULL;
+
+		snprintf(root, sizeof(root), "%s/root", dir);
+		ck_assert_int_eq(mkdir(root, 0755), 0);
+		snprintf(path, sizeof(path), "%s/etc", root);
+		ck_assert_int_eq(mkdir(path, 0755), 0);
+		write_file(path, "passwd", "root:x:0:0::/root:/bin/sh\ndoor-ctl:x:901:901::/:/bin/false\n", 0644);
+		write_file(path, "group", "root:x:0:\ndoor:x:902:\n", 0644);
+		snprintf(path, sizeof(path), "%s/pol", dir);
+		ck_assert_int_eq(mkdir(path, 0755), 0);
+		write_file(path, "10-a.conf", "[line a]\nchip = c\noffset = 1\nusers = door-ctl, ghost\n"
+			   "groups = door\ndirections = output\n", 0644);
+		p = gb_policy_load_from(path, root, &errors, &warnings);
+		ck_assert_msg(p != NULL, "%s", errors);
+		ck_assert_uint_eq(p->entries[0].uids[0], 901);
+		ck_assert_uint_eq(p->entries[0].n_uids, 1);
+		ck_assert_uint_eq(p->entries[0].gids[0], 902);
+		ck_assert_msg(warnings && strstr(warnings, "10-a.conf:4: unknown user 'ghost'"), "%s", warnings);
+		ck_assert_ptr_null(p->warnings);
+		gb_policy_free(p);
+		free(warnings);
+		write_file(path, "20-b.conf", "[line b]\nchip = c\noffset = 2\nusers = 1\ndirections = output\n",
+			   0664);
+		ck_assert_ptr_null(gb_policy_load_from(path, root, &errors, NULL));
+		ck_assert_msg(strstr(errors, "20-b.conf: must be owned by root and not writable"), "%s", errors);
+		free(errors);
+		errors = NULL;
+	}
 	p = gb_policy_load("/nonexistent/gpiod-broker", &errors);
 	ck_assert_ptr_nonnull(p); /* no directory: empty policy, deny all */
 	ck_assert_uint_eq(p->n_entries, 0);
@@ -629,6 +716,8 @@ int main(void)
 	tcase_add_loop_test(tc, test_errors, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, test_watch);
 	tcase_add_test(tc, test_direct);
+	tcase_add_test(tc, test_unknown_names);
+	tcase_add_test(tc, test_check_chips);
 	tcase_add_test(tc, test_nul_byte);
 	tcase_add_test(tc, test_load);
 	tcase_add_test(tc, test_matrix);

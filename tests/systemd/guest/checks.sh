@@ -248,6 +248,60 @@ t_reload_rejected() {
 }
 check "systemctl reload of a broken policy fails, StatusText says REJECTED, the policy in force stays" t_reload_rejected
 
+# --- the policy, offline --------------------------------------------------------------
+
+t_check_policy() {
+	gpiod-broker --check-policy || return 1
+	# The examples as installed, with the users and groups of their snippet.
+	ex=/usr/share/doc/gpiod-broker/policy-examples
+	mkdir -p /etc/sysusers.d && cp "$ex/gpiod-broker-examples.sysusers" /etc/sysusers.d/gpiod-broker-examples.conf &&
+		systemd-sysusers || return 1
+	gpiod-broker --check-policy="$ex" > "$T/check.out" 2>&1; rc=$?
+	cat "$T/check.out"
+	[ "$rc" -eq 0 ] && ! grep -q 'unknown \(user\|group\)' "$T/check.out"
+}
+check "gpiod-broker --check-policy: the installed policy, and the installed examples once their sysusers.d snippet ran: exit 0, no unknown user or group" t_check_policy
+
+# --- a denial, found in the journal by its fields -----------------------------------
+
+denied=e3b9f92ae79e4fb4ad51f1821b699fc3
+t_denial_journal() {
+	uid=$(id -u gb-user)
+	as_user busctl --system call org.gpiodbroker1 /org/gpiodbroker1 org.gpiodbroker1.Manager \
+		Request 'sa(sa{sv})a{sv}' probe 1 gbsim0:3 1 direction s input 0 && return 1
+	wait_until 10 eval "journalctl -b CALLER_UID=$uid MESSAGE_ID=$denied --no-pager -q | grep -q 'denied requesting $chip:3'" ||
+		{ journalctl -b -u "$unit" --no-pager -q | tail -n 20; return 1; }
+	journalctl -b CALLER_UID="$uid" MESSAGE_ID="$denied" --no-pager -o verbose > "$T/denial" || return 1
+	cat "$T/denial"
+	for f in PRIORITY=5 "CALLER_UID=$uid" 'CALLER_NAME=:1.' "GPIO_CHIP=$chip" GPIO_OFFSET=3 \
+		 CODE_FILE= CODE_LINE= CODE_FUNC= SYSLOG_IDENTIFIER=gpiod-broker "_SYSTEMD_UNIT=$unit"; do
+		grep -q "^    $f" "$T/denial" || { echo "no $f"; return 1; }
+	done
+}
+check "journal: a denial of gb-user found by journalctl CALLER_UID= MESSAGE_ID=, with GPIO_CHIP, GPIO_OFFSET, CALLER_NAME, CODE_*" t_denial_journal
+
+t_catalog() {
+	journalctl --update-catalog || return 1
+	journalctl --list-catalog | grep gpiod-broker
+	journalctl -b -x MESSAGE_ID="$denied" --no-pager -q > "$T/catalog" 2>&1
+	cat "$T/catalog"
+	grep -q 'Subject: gpiod-broker denied access to a GPIO line' "$T/catalog" &&
+		grep -q "uid $(id -u gb-user) (bus connection :1\." "$T/catalog"
+}
+check "journalctl -x explains the denial from the installed catalog, its fields filled in" t_catalog
+
+t_request_journal() {
+	uid=$(id -u gb-user)
+	journalctl -b CALLER_UID="$uid" MESSAGE_ID=633bb7994be6416a8fe035a8540647f4 --no-pager -o verbose > "$T/made" || return 1
+	cat "$T/made"
+	grep -q '^    GPIO_LINE=lamp$' "$T/made" && grep -q '^    REQUEST=/org/gpiodbroker1/request/' "$T/made" &&
+		grep -q '^    POLICY_ENTRY=/etc/gpiod-broker/policy.d/10-bench.conf:2$' "$T/made" &&
+		grep -q '^    REQUEST_LABEL=' "$T/made" || return 1
+	journalctl -b MESSAGE_ID=284e136026c245678e5724b3ea6263b2 --no-pager -q | grep -q 'policy: ' &&
+		journalctl -b MESSAGE_ID=28919b755ade44318ce6006a1f44fb27 --no-pager -q | grep -q 'rejected (.* error'
+}
+check "journal: the request made by gb-user (GPIO_LINE, REQUEST, POLICY_ENTRY), policy loaded and rejected, by MESSAGE_ID" t_request_journal
+
 # --- stop --------------------------------------------------------------------------
 
 t_stop() {
@@ -271,6 +325,14 @@ t_start_clean() {
 	[ ! -s "$T/requests" ] && [ "$(cat "$lamp_value")" = 0 ]
 }
 check "systemctl start after the stop: nothing taken over, the line stays low" t_start_clean
+
+t_safe_state_journal() {
+	journalctl -b MESSAGE_ID=3b658373096f44f0a95b16303a6a0da2 GPIO_LINE=lamp --no-pager -o verbose > "$T/safe" || return 1
+	cat "$T/safe"
+	grep -q 'put in their safe state' "$T/safe" &&
+		journalctl -b MESSAGE_ID=fa9113475f9648b1b6b5f9d97a5a7624 GPIO_LINE=lamp --no-pager -q | grep -q released
+}
+check "journal: the stop's safe state and release of lamp, by MESSAGE_ID and GPIO_LINE" t_safe_state_journal
 
 check "end: no failed units" t_no_failed
 

@@ -17,6 +17,7 @@ GPIOD_BROKER_CONF_OPTS = \
 	--disable-fuzzing \
 	--with-systemdsystemunitdir=/usr/lib/systemd/system \
 	--with-sysusersdir=/usr/lib/sysusers.d \
+	--with-catalogdir=/usr/lib/systemd/catalog \
 	--with-udevrulesdir=/usr/lib/udev/rules.d \
 	--with-dbussystemservicedir=/usr/share/dbus-1/system-services
 
