@@ -667,7 +667,8 @@ START_TEST(test_watch_survives_kill)
 	wait_recv(&w1, &w1.edges, 2);
 	edge(2, false);
 	wait_recv(&w2, &w2.edges, 2);
-	ck_assert_uint_eq(w1.lost + w2.lost, 0);
+	ck_assert_msg(w1.lost == 0 && w2.lost == 0, "lost: %" PRIu64 " on the held line (total %" PRIu64 "), %" PRIu64 " on the free one (total %" PRIu64 ")",
+		      w1.lost, w1.last_total, w2.lost, w2.last_total);
 	ck_assert_uint_eq(gb_get_prop_u64(bob, held, GB_IFACE_WATCH, "EventsLost"), 0);
 	/* A new watch gets an id after the adopted ones; closing one forgets it. */
 	{
