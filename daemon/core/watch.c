@@ -248,7 +248,7 @@ int watch_new(Broker *b, Client *c, Line *l, Watch **ret, struct gb_event *initi
 	flow_init(&w->flow, b->bus, w->path, GB_IFACE_WATCH, b->event_window, b->event_queue);
 	if (!b->watches && !(b->watches = hashmap_new()))
 		goto nomem_flow;
-	if (flow_set_dest(&w->flow, c->name) < 0 || hashmap_put(b->watches, w->path, w) < 0)
+	if (flow_set_dest(&w->flow, c) < 0 || hashmap_put(b->watches, w->path, w) < 0)
 		goto nomem_flow;
 	w->client = c;
 	w->client_next = c->watches;
