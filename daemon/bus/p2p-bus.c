@@ -41,8 +41,8 @@ static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *erro
 	return 0;
 }
 
-/* A started server connection on @p fd, serving every object; NULL on failure. */
-static int new_server(Broker *b, int fd, sd_bus **ret)
+/* A started server connection for @p c on @p fd, serving every object. */
+static int new_server(Broker *b, Client *c, int fd, sd_bus **ret)
 {
 	sd_bus *bus = NULL;
 	const char *unique = NULL;
@@ -56,6 +56,9 @@ static int new_server(Broker *b, int fd, sd_bus **ret)
 		r = sd_bus_set_fd(bus, fd, fd);
 	if (r >= 0)
 		r = sd_bus_set_server(bus, 1, id);
+	/* Named after its client: how its calls find their Client (client_get()). */
+	if (r >= 0)
+		r = sd_bus_set_description(bus, c->name);
 	/* The identity was bound at open time (see the top of this file). */
 	if (r >= 0)
 		r = sd_bus_set_anonymous(bus, 1);
@@ -120,7 +123,7 @@ int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *erro
 					 "hold): close one first", c->name, GB_MAX_CONNECTIONS_PER_CLIENT);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return sd_bus_error_set_errnof(error, errno, "cannot make a socket pair: %m");
-	r = new_server(b, sv[0], &bus);
+	r = new_server(b, c, sv[0], &bus);
 	if (r >= 0) {
 		r = client_add_conn(c, bus);
 		if (r < 0)

@@ -101,14 +101,13 @@ static int query_credentials(sd_bus *bus, const char *name, Client *c)
 
 int client_add_conn(Client *c, sd_bus *bus)
 {
-	int r;
+	const char *name;
 
 	if (c->n_conns >= GB_MAX_CONNECTIONS_PER_CLIENT)
 		return -EDQUOT;
-	/* The connection is named after its client: that is how its calls find it. */
-	r = sd_bus_set_description(bus, c->name);
-	if (r < 0)
-		return r;
+	/* Named after its client (before it started): that is how its calls find it. */
+	if (sd_bus_get_description(bus, &name) < 0 || strcmp(name, c->name) != 0)
+		return -EINVAL;
 	c->conns[c->n_conns++] = sd_bus_ref(bus);
 	return 0;
 }

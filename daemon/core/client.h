@@ -58,7 +58,10 @@ Client *client_find(Broker *b, const char *name);
 Client *client_free(Client *c);
 /** Its identity for policy checks. */
 void client_caller(const Client *c, struct gb_caller *caller);
-/** Hand @p bus (a started private connection) to @p c, which closes it when it ends. */
+/**
+ * Hand @p bus (a private connection, described with sd_bus_set_description() as
+ * @p c's unique name before it started) to @p c, which closes it when it ends.
+ */
 int client_add_conn(Client *c, sd_bus *bus);
 /** The Client whose private connection @p bus is, or NULL. */
 Client *client_of_conn(Broker *b, sd_bus *bus);
