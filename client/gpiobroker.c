@@ -52,7 +52,8 @@ struct gpiobroker {
 };
 
 /* Where calls to the broker go. */
-#define CONN(b) ((b)->p2p ? (b)->p2p : (b)->bus)
+static sd_bus *conn(struct gpiobroker *b);
+#define CONN(b) conn(b)
 
 struct gpiobroker_request {
 	struct gpiobroker *b;
@@ -459,6 +460,21 @@ static void p2p_drop(struct gpiobroker *b, bool flush)
 		sd_bus_flush(p);
 	sd_bus_close(p);
 	sd_bus_unref(p);
+}
+
+static sd_bus *conn(struct gpiobroker *b)
+{
+	struct pollfd p;
+
+	if (!b->p2p)
+		return b->bus;
+	/* A broker that went leaves our end hung up before we have read why: such a
+	 * call would fail on the dead socket, where on the bus it gets the answer of
+	 * whoever is there now (nobody: EHOSTDOWN; a new broker). */
+	p = (struct pollfd){ .fd = sd_bus_get_fd(b->p2p), .events = POLLIN };
+	if (p.fd < 0 || (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL))))
+		p2p_drop(b, false);
+	return b->p2p ? b->p2p : b->bus;
 }
 
 static int on_p2p_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *error)
