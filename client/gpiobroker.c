@@ -521,6 +521,11 @@ static int p2p_open(struct gpiobroker *b, const char *dest, sd_bus_error *e)
 		r = sd_bus_set_method_call_timeout(p, usec);
 	if (r >= 0)
 		r = sd_bus_start(p);
+	/* Done with the handshake now, while the broker surely answers: a first call
+	 * made later must not find it half done. */
+	if (r >= 0)
+		r = sd_bus_call_method(p, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping", e,
+				       NULL, "");
 	/* No sender filter: only the broker is at the other end (it names itself
 	 * anyway, and on_signal() checks that name as on the bus). */
 	if (r >= 0)
