@@ -687,13 +687,19 @@ GB_EXPORT struct gpiobroker *gpiobroker_open_address(const char *address)
 	return gpiobroker_open_transport(address, GPIOBROKER_TRANSPORT_AUTO);
 }
 
-GB_EXPORT struct gpiobroker *gpiobroker_open_bus(struct sd_bus *bus)
+GB_EXPORT struct gpiobroker *gpiobroker_open_bus_transport(struct sd_bus *bus,
+							    enum gpiobroker_transport transport)
 {
-	if (!bus) {
+	if (!bus || (unsigned int)transport > GPIOBROKER_TRANSPORT_P2P) {
 		errno = EINVAL;
 		return NULL;
 	}
-	return adopt(sd_bus_ref(bus), GPIOBROKER_TRANSPORT_AUTO);
+	return adopt(sd_bus_ref(bus), transport);
+}
+
+GB_EXPORT struct gpiobroker *gpiobroker_open_bus(struct sd_bus *bus)
+{
+	return gpiobroker_open_bus_transport(bus, GPIOBROKER_TRANSPORT_AUTO);
 }
 
 GB_EXPORT enum gpiobroker_transport gpiobroker_get_transport(struct gpiobroker *b)

@@ -156,6 +156,10 @@ enum gpiobroker_transport {
 struct gpiobroker *gpiobroker_open_transport(const char *address,
 					     enum gpiobroker_transport transport);
 
+/** gpiobroker_open_bus() on @p transport. */
+struct gpiobroker *gpiobroker_open_bus_transport(struct sd_bus *bus,
+						 enum gpiobroker_transport transport);
+
 /**
  * The transport in use now: GPIOBROKER_TRANSPORT_P2P while a private connection
  * is open, else GPIOBROKER_TRANSPORT_BUS.
