@@ -206,6 +206,23 @@ START_TEST(test_limits_and_options)
 }
 END_TEST
 
+START_TEST(test_broker_stop_closes_them)
+{
+	sd_bus *abus = gb_connect_bus(UID_ALICE), *alice = gb_open_p2p(abus);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+
+	ck_assert_int_ge(gb_request(alice, "mine", "lock", "output", 1, NULL, false, NULL, &err), 0);
+	ck_assert_int_eq(gb_broker_stop(broker), 0);
+	ck_assert_int_eq(gb_sim_get_value(sim, 0), 0);
+	/* The broker is gone, and so is its end: nothing answers there any more. */
+	ck_assert_int_lt(gb_ping(alice, &err), 0);
+	sd_bus_error_free(&err);
+	sd_bus_flush_close_unref(alice);
+	sd_bus_flush_close_unref(abus);
+	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = policy }); /* for teardown */
+}
+END_TEST
+
 struct seen {
 	int events, other;
 	char sender[64];
@@ -281,6 +298,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_kill_releases);
 	tcase_add_test(tc, test_opener_leaving_closes_it);
 	tcase_add_test(tc, test_limits_and_options);
+	tcase_add_test(tc, test_broker_stop_closes_them);
 	tcase_add_test(tc, test_events_on_the_private_connection);
 	return gb_run_suite(s);
 }
