@@ -8,6 +8,7 @@
 #include <check.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,6 +80,14 @@ START_TEST(test_library_follows_a_restarted_broker)
 	broker = gb_harness_start(h, &opts, true);
 	ck_assert(gb_client_wait_count(&b, 1, &seen.restarted, 1, 10000));
 	ck_assert_int_eq(seen.gone, 1);
+	/* On the transport it had: a new private connection to the new broker, unless
+	 * the bus was asked for. */
+	{
+		const char *t = getenv("GPIOBROKER_TRANSPORT");
+
+		ck_assert_int_eq(gpiobroker_get_transport(b), t && strcmp(t, "bus") == 0 ?
+				 GPIOBROKER_TRANSPORT_BUS : GPIOBROKER_TRANSPORT_P2P);
+	}
 
 	/* The same request, its events accepted from the new broker. */
 	usleep(20000); /* UML ticks at 100 Hz: closer edges coalesce */
