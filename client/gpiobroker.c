@@ -9,10 +9,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
 #include <time.h>
+#include <unistd.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
@@ -25,6 +29,16 @@ struct pending_request;
 
 struct gpiobroker {
 	sd_bus *bus;
+	/* The private connection to the broker (Manager.OpenConnection), when in use:
+	 * every call goes there, and the broker's signals for us come on it. The bus
+	 * connection stays: it is our identity, and how we hear the broker restart. */
+	sd_bus *p2p;
+	sd_bus_slot *p2p_slots[3];
+	enum gpiobroker_transport want; /* what the caller asked for (never _AUTO here) */
+	bool strict;                     /* GPIOBROKER_TRANSPORT_P2P: no fallback at open */
+	int epfd;                        /* both connections, for gpiobroker_get_fd(); -1 none */
+	sd_event *event;                 /* gpiobroker_attach_event()'s, for a p2p made later */
+	int event_priority;
 	struct pending_request *pending; /* gpiobroker_request_array_async() calls in flight */
 	sd_bus_slot *signal_slot;
 	sd_bus_slot *owner_slot;
@@ -38,6 +52,10 @@ struct gpiobroker {
 	char *err_message;
 	struct gb_direct_conn *direct; /* line fds of direct requests (direct.c), NULL if none */
 };
+
+/* Where calls to the broker go. */
+static sd_bus *conn(struct gpiobroker *b);
+#define CONN(b) conn(b)
 
 struct gpiobroker_request {
 	struct gpiobroker *b;
@@ -148,6 +166,9 @@ GB_EXPORT const char *gpiobroker_last_error_message(struct gpiobroker *b)
 
 /* --- signals ----------------------------------------------------------------- */
 
+static void p2p_drop(struct gpiobroker *b, bool flush);
+static int p2p_open(struct gpiobroker *b, const char *dest, sd_bus_error *e);
+
 static struct gpiobroker_request *find_request(struct gpiobroker *b, const char *path)
 {
 	for (struct gpiobroker_request *r = b->requests; r; r = r->next)
@@ -177,7 +198,7 @@ static void learn_window(struct gpiobroker *b)
 
 	if (b->ack_known)
 		return;
-	if (sd_bus_get_property_trivial(b->bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "EventWindow", NULL,
+	if (sd_bus_get_property_trivial(CONN(b), GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "EventWindow", NULL,
 					'u', &w) >= 0 && w)
 		b->ack_every = w / 2 ? w / 2 : 1;
 	b->ack_known = true;
@@ -193,7 +214,7 @@ static void maybe_ack(struct gpiobroker_request *req, uint64_t seqno)
 	if (!b->ack_every || ++req->unacked < b->ack_every)
 		return;
 	req->unacked = 0;
-	sd_bus_call_method_async(b->bus, NULL, GB_BUS_NAME, req->path,
+	sd_bus_call_method_async(CONN(b), NULL, GB_BUS_NAME, req->path,
 				 req->is_watch ? GB_IFACE_WATCH : GB_IFACE_REQUEST, "Ack", NULL, NULL, "t", seqno);
 }
 
@@ -322,6 +343,15 @@ static void follow_new_broker(struct gpiobroker *b, const char *new_owner)
 	struct gpiobroker_event ev = { .type = GPIOBROKER_EVENT_BROKER_RESTARTED };
 	bool again = true;
 
+	/* A new broker: a new private connection to it (the old one died with the old
+	 * broker), before anything is asked, so that its signals come that way. */
+	if (b->want == GPIOBROKER_TRANSPORT_P2P) {
+		sd_bus_error e = SD_BUS_ERROR_NULL;
+
+		p2p_drop(b, false);
+		(void)p2p_open(b, new_owner, &e);
+		sd_bus_error_free(&e);
+	}
 	/* A broker restarted with systemd's fd store has taken our requests and watches
 	 * over under the same paths: accept their signals from its unique name from now
 	 * on. Asked of the new broker itself, which handles calls only once it has
@@ -334,7 +364,7 @@ static void follow_new_broker(struct gpiobroker *b, const char *new_owner)
 		if (r->broker_unique || r->freed || !r->path)
 			continue;
 		/* Watches come back too (same path, same subscriber: this connection). */
-		if (sd_bus_get_property_string(b->bus, new_owner, r->path,
+		if (sd_bus_get_property_string(CONN(b), new_owner, r->path,
 					       r->is_watch ? GB_IFACE_WATCH : GB_IFACE_REQUEST,
 					       r->is_watch ? "Owner" : "Label", &e, &label) >= 0) {
 			r->broker_unique = strdup(new_owner);
@@ -375,6 +405,7 @@ static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *err
 	}
 	if (!*old_owner)
 		return 0;
+	p2p_drop(b, false);
 	while (again) {
 		again = false;
 		for (struct gpiobroker_request *r = b->requests; r; r = r->next) {
@@ -393,9 +424,199 @@ static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *err
 	return 0;
 }
 
+/* --- the private connection ------------------------------------------------- */
+
+/* epoll events for sd-bus's poll events. */
+static uint32_t epoll_events(int events)
+{
+	return (events & POLLIN ? EPOLLIN : 0) | (events & POLLOUT ? EPOLLOUT : 0);
+}
+
+/* Keep the epoll set in step with what each connection waits for. */
+static void update_epoll(struct gpiobroker *b)
+{
+	sd_bus *buses[2] = { b->bus, b->p2p };
+
+	if (b->epfd < 0)
+		return;
+	for (int i = 0; i < 2; i++) {
+		struct epoll_event ev = { 0 };
+		int fd, events;
+
+		if (!buses[i] || (fd = sd_bus_get_fd(buses[i])) < 0 ||
+		    (events = sd_bus_get_events(buses[i])) < 0)
+			continue;
+		ev.events = epoll_events(events);
+		ev.data.fd = fd;
+		if (epoll_ctl(b->epfd, EPOLL_CTL_MOD, fd, &ev) < 0 && errno == ENOENT)
+			epoll_ctl(b->epfd, EPOLL_CTL_ADD, fd, &ev);
+	}
+	/* Direct requests' line fds sit in an epoll fd of their own (direct.c), made
+	 * with the first of them: nested in this one, which stays the caller's fd. */
+	if (gb_direct_conn_fd(b->direct) >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = gb_direct_conn_fd(b->direct) };
+
+		if (epoll_ctl(b->epfd, EPOLL_CTL_MOD, ev.data.fd, &ev) < 0 && errno == ENOENT)
+			epoll_ctl(b->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	}
+}
+
+static void p2p_drop(struct gpiobroker *b, bool flush)
+{
+	sd_bus *p = b->p2p;
+	int fd;
+
+	if (!p)
+		return;
+	b->p2p = NULL;
+	for (size_t i = 0; i < sizeof(b->p2p_slots) / sizeof(b->p2p_slots[0]); i++)
+		b->p2p_slots[i] = sd_bus_slot_unref(b->p2p_slots[i]);
+	if (b->epfd >= 0 && (fd = sd_bus_get_fd(p)) >= 0)
+		epoll_ctl(b->epfd, EPOLL_CTL_DEL, fd, NULL);
+	if (flush)
+		sd_bus_flush(p);
+	sd_bus_close(p);
+	sd_bus_unref(p);
+}
+
+static sd_bus *conn(struct gpiobroker *b)
+{
+	struct pollfd p;
+
+	if (!b->p2p)
+		return b->bus;
+	/* A broker that went leaves our end hung up before we have read why: such a
+	 * call would fail on the dead socket, where on the bus it gets the answer of
+	 * whoever is there now (nobody: EHOSTDOWN; a new broker). */
+	p = (struct pollfd){ .fd = sd_bus_get_fd(b->p2p), .events = POLLIN };
+	if (p.fd < 0 || (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL))))
+		p2p_drop(b, false);
+	return b->p2p ? b->p2p : b->bus;
+}
+
+static int on_p2p_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	/* The broker went (or closed us): calls go by the bus until one is back. */
+	p2p_drop(userdata, false);
+	return 0;
+}
+
+/*
+ * Manager.OpenConnection() to @p dest (the broker's well-known or unique name),
+ * then talk over the socket it returns. The broker bound that socket to this bus
+ * connection's identity; on our side it is a plain peer-to-peer sd-bus client.
+ */
+static int p2p_open(struct gpiobroker *b, const char *dest, sd_bus_error *e)
+{
+	sd_bus_message *reply = NULL;
+	sd_bus *p = NULL;
+	uint64_t usec;
+	int r, fd = -1;
+
+	r = sd_bus_call_method(b->bus, dest, GB_ROOT_PATH, GB_IFACE_MANAGER, "OpenConnection", e,
+			       &reply, "a{sv}", 0);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "h", &fd);
+	/* The reply owns its copy: ours must outlive it. */
+	if (r >= 0 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
+		r = -errno;
+	sd_bus_message_unref(reply);
+	if (r < 0)
+		return r;
+	r = sd_bus_new(&p);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	r = sd_bus_set_fd(p, fd, fd);
+	if (r < 0)
+		close(fd);
+	/* Nothing to prove on this socket: the broker knows who we are from the bus. */
+	if (r >= 0)
+		r = sd_bus_set_anonymous(p, 1);
+	if (r >= 0 && sd_bus_get_method_call_timeout(b->bus, &usec) >= 0)
+		r = sd_bus_set_method_call_timeout(p, usec);
+	if (r >= 0)
+		r = sd_bus_start(p);
+	/* Done with the handshake now, while the broker surely answers: a first call
+	 * made later must not find it half done. */
+	if (r >= 0)
+		r = sd_bus_call_method(p, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping", e,
+				       NULL, "");
+	/* No sender filter: only the broker is at the other end (it names itself
+	 * anyway, and on_signal() checks that name as on the bus). */
+	if (r >= 0)
+		r = sd_bus_match_signal(p, &b->p2p_slots[0], NULL, NULL, GB_IFACE_REQUEST, NULL,
+					on_signal, b);
+	if (r >= 0)
+		r = sd_bus_match_signal(p, &b->p2p_slots[1], NULL, NULL, GB_IFACE_WATCH, NULL,
+					on_signal, b);
+	if (r >= 0)
+		r = sd_bus_match_signal(p, &b->p2p_slots[2], NULL, "/org/freedesktop/DBus/Local",
+					"org.freedesktop.DBus.Local", "Disconnected",
+					on_p2p_disconnected, b);
+	if (r >= 0 && b->event) {
+		r = sd_bus_set_close_on_exit(p, 0);
+		if (r >= 0)
+			r = sd_bus_attach_event(p, b->event, b->event_priority);
+	}
+	if (r < 0) {
+		b->p2p = p;
+		p2p_drop(b, false);
+		return r;
+	}
+	b->p2p = p;
+	update_epoll(b);
+	return 0;
+}
+
+/* GPIOBROKER_TRANSPORT: bus, p2p, or auto (unset, empty). */
+static enum gpiobroker_transport transport_from_env(void)
+{
+	const char *v = getenv("GPIOBROKER_TRANSPORT");
+
+	if (v && strcmp(v, "bus") == 0)
+		return GPIOBROKER_TRANSPORT_BUS;
+	if (v && strcmp(v, "p2p") == 0)
+		return GPIOBROKER_TRANSPORT_P2P;
+	return GPIOBROKER_TRANSPORT_AUTO;
+}
+
+/* At open: the private connection if wanted and the broker gives one. */
+static int transport_start(struct gpiobroker *b, enum gpiobroker_transport t)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int r;
+
+	if (t == GPIOBROKER_TRANSPORT_AUTO)
+		t = transport_from_env();
+	b->strict = t == GPIOBROKER_TRANSPORT_P2P;
+	b->want = t == GPIOBROKER_TRANSPORT_BUS ? GPIOBROKER_TRANSPORT_BUS : GPIOBROKER_TRANSPORT_P2P;
+	if (b->want == GPIOBROKER_TRANSPORT_BUS)
+		return 0;
+	/* One fd for the caller's poll from the start, whichever way the broker's
+	 * messages come later (a broker may start, restart or be upgraded). */
+	b->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (b->epfd < 0)
+		return -errno;
+	ev.data.fd = sd_bus_get_fd(b->bus);
+	if (ev.data.fd < 0 || epoll_ctl(b->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+		return ev.data.fd < 0 ? ev.data.fd : -errno;
+	r = p2p_open(b, GB_BUS_NAME, &e);
+	if (r >= 0 || !b->strict || sd_bus_error_has_names(&e, "org.freedesktop.DBus.Error.ServiceUnknown",
+							      "org.freedesktop.DBus.Error.NameHasNoOwner")) {
+		/* Auto: an older broker (UnknownMethod) or a refusal leaves us on the bus;
+		 * no broker yet: the private connection is opened when one comes. */
+		sd_bus_error_free(&e);
+		return 0;
+	}
+	return fail(b, &e, r);
+}
+
 /* --- connection -------------------------------------------------------------- */
 
-static struct gpiobroker *adopt(sd_bus *bus)
+static struct gpiobroker *adopt(sd_bus *bus, enum gpiobroker_transport transport)
 {
 	struct gpiobroker *b = calloc(1, sizeof(*b));
 	int r;
@@ -406,6 +627,13 @@ static struct gpiobroker *adopt(sd_bus *bus)
 		return NULL;
 	}
 	b->bus = bus;
+	b->epfd = -1;
+	/* A connection the caller already runs in an event loop: the private one
+	 * joins it there. */
+	if (sd_bus_get_event(bus)) {
+		b->event = sd_event_ref(sd_bus_get_event(bus));
+		b->event_priority = SD_EVENT_PRIORITY_NORMAL;
+	}
 	/* One match for all requests: signals are dispatched by path. Installed now, so
 	 * no signal of a request made later can be processed before there is a match. */
 	r = sd_bus_match_signal(bus, &b->signal_slot, GB_BUS_NAME, NULL, GB_IFACE_REQUEST, NULL,
@@ -419,6 +647,8 @@ static struct gpiobroker *adopt(sd_bus *bus)
 	if (r >= 0)
 		r = sd_bus_match_signal(bus, &b->watch_slot, GB_BUS_NAME, NULL, GB_IFACE_WATCH, NULL,
 					on_signal, b);
+	if (r >= 0)
+		r = transport_start(b, transport);
 	if (r < 0) {
 		gpiobroker_close(b);
 		errno = -r;
@@ -427,26 +657,23 @@ static struct gpiobroker *adopt(sd_bus *bus)
 	return b;
 }
 
-GB_EXPORT struct gpiobroker *gpiobroker_open(void)
-{
-	sd_bus *bus = NULL;
-	int r = sd_bus_open_system(&bus);
-
-	if (r < 0) {
-		errno = -r;
-		return NULL;
-	}
-	return adopt(bus);
-}
-
-GB_EXPORT struct gpiobroker *gpiobroker_open_address(const char *address)
+GB_EXPORT struct gpiobroker *gpiobroker_open_transport(const char *address,
+							enum gpiobroker_transport transport)
 {
 	sd_bus *bus = NULL;
 	int r;
 
-	if (!address) {
+	if ((unsigned int)transport > GPIOBROKER_TRANSPORT_P2P) {
 		errno = EINVAL;
 		return NULL;
+	}
+	if (!address) {
+		r = sd_bus_open_system(&bus);
+		if (r < 0) {
+			errno = -r;
+			return NULL;
+		}
+		return adopt(bus, transport);
 	}
 	r = sd_bus_new(&bus);
 	if (r >= 0)
@@ -460,16 +687,41 @@ GB_EXPORT struct gpiobroker *gpiobroker_open_address(const char *address)
 		errno = -r;
 		return NULL;
 	}
-	return adopt(bus);
+	return adopt(bus, transport);
+}
+
+GB_EXPORT struct gpiobroker *gpiobroker_open(void)
+{
+	return gpiobroker_open_transport(NULL, GPIOBROKER_TRANSPORT_AUTO);
+}
+
+GB_EXPORT struct gpiobroker *gpiobroker_open_address(const char *address)
+{
+	if (!address) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return gpiobroker_open_transport(address, GPIOBROKER_TRANSPORT_AUTO);
+}
+
+GB_EXPORT struct gpiobroker *gpiobroker_open_bus_transport(struct sd_bus *bus,
+							    enum gpiobroker_transport transport)
+{
+	if (!bus || (unsigned int)transport > GPIOBROKER_TRANSPORT_P2P) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return adopt(sd_bus_ref(bus), transport);
 }
 
 GB_EXPORT struct gpiobroker *gpiobroker_open_bus(struct sd_bus *bus)
 {
-	if (!bus) {
-		errno = EINVAL;
-		return NULL;
-	}
-	return adopt(sd_bus_ref(bus));
+	return gpiobroker_open_bus_transport(bus, GPIOBROKER_TRANSPORT_AUTO);
+}
+
+GB_EXPORT enum gpiobroker_transport gpiobroker_get_transport(struct gpiobroker *b)
+{
+	return b && b->p2p ? GPIOBROKER_TRANSPORT_P2P : GPIOBROKER_TRANSPORT_BUS;
 }
 
 static void request_free_handle(struct gpiobroker_request *req);
@@ -487,6 +739,10 @@ GB_EXPORT void gpiobroker_close(struct gpiobroker *b)
 	sd_bus_slot_unref(b->owner_slot);
 	sd_bus_slot_unref(b->watch_slot);
 	/* Flush so a Release sent just before is not lost with the connection. */
+	p2p_drop(b, true);
+	if (b->epfd >= 0)
+		close(b->epfd);
+	sd_event_unref(b->event);
 	sd_bus_flush_close_unref(b->bus);
 	clear_error(b);
 	free(b);
@@ -595,7 +851,7 @@ static int load_request(struct gpiobroker_request *req)
 	uint32_t off;
 	int r, p = 0;
 
-	r = sd_bus_get_property(req->b->bus, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Lines", &e, &reply,
+	r = sd_bus_get_property(CONN(req->b), GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Lines", &e, &reply,
 				"a(osu)");
 	if (r < 0)
 		return fail(req->b, &e, r);
@@ -631,7 +887,7 @@ static int load_request(struct gpiobroker_request *req)
 	sd_bus_message_unref(reply);
 	if (r < 0)
 		return fail(req->b, NULL, r);
-	r = sd_bus_get_property_trivial(req->b->bus, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Persistent",
+	r = sd_bus_get_property_trivial(CONN(req->b), GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Persistent",
 					&e, 'b', &p);
 	if (r < 0)
 		return fail(req->b, &e, r);
@@ -674,7 +930,7 @@ static int new_request_message(struct gpiobroker *b, sd_bus_message **out, size_
 	int r;
 
 	/* n == 0 goes to the broker, which answers InvalidArgs with a message. */
-	r = sd_bus_message_new_method_call(b->bus, &m, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request");
+	r = sd_bus_message_new_method_call(CONN(b), &m, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Request");
 	if (r >= 0)
 		r = sd_bus_message_append(m, "s", label);
 	if (r >= 0)
@@ -722,7 +978,7 @@ static struct gpiobroker_request *request_from_reply(struct gpiobroker *b, sd_bu
 		/* Held but unusable (e.g. the broker vanished): do not leak the lines. */
 		int saved = errno;
 
-		sd_bus_call_method(b->bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", NULL, NULL, "");
+		sd_bus_call_method(CONN(b), GB_BUS_NAME, path, GB_IFACE_REQUEST, "Release", NULL, NULL, "");
 		errno = saved;
 	}
 	return req;
@@ -733,7 +989,7 @@ static int gb_direct_request_fds(struct gpiobroker_request *req)
 {
 	struct gpiobroker *b = req->b;
 	sd_bus_error e = SD_BUS_ERROR_NULL;
-	int r = gb_direct_open(&b->direct, b->bus, req->path, req, req->n_lines, req->chips,
+	int r = gb_direct_open(&b->direct, CONN(b), req->path, req, req->n_lines, req->chips,
 			       req->offsets, &req->direct, &e);
 
 	if (r < 0) {
@@ -768,7 +1024,7 @@ gpiobroker_request_array(struct gpiobroker *b, size_t n, const char *const lines
 		flags |= GPIOBROKER_REQUEST_DIRECT;
 	r = new_request_message(b, &m, n, lines, settings, label, flags);
 	if (r >= 0)
-		r = sd_bus_call(b->bus, m, 0, &e, &reply);
+		r = sd_bus_call(CONN(b), m, 0, &e, &reply);
 	if (r < 0)
 		errno = -fail(b, &e, r);
 	else
@@ -891,7 +1147,7 @@ GB_EXPORT int gpiobroker_request_array_async(struct gpiobroker *b, size_t n,
 	learn_window(b);
 	r = new_request_message(b, &m, n, lines, settings, label, flags);
 	if (r >= 0)
-		r = sd_bus_call_async(b->bus, &p->slot, m, on_request_reply, p, 0);
+		r = sd_bus_call_async(CONN(b), &p->slot, m, on_request_reply, p, 0);
 	sd_bus_message_unref(m);
 	if (r < 0) {
 		free(p);
@@ -940,7 +1196,7 @@ GB_EXPORT int gpiobroker_free(struct gpiobroker_request *req)
 	 * lines back, not still held by them. */
 	gb_direct_req_free(b->direct, req->direct);
 	req->direct = NULL;
-	r = sd_bus_call_method(b->bus, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Release", &e, NULL, "");
+	r = sd_bus_call_method(CONN(b), GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Release", &e, NULL, "");
 	request_free_handle(req);
 	if (r < 0)
 		return fail(b, &e, r);
@@ -1001,7 +1257,7 @@ static int call(struct gpiobroker *b, sd_bus_message *m, int r, sd_bus_message *
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 
 	if (r >= 0)
-		r = sd_bus_call(b->bus, m, 0, &e, reply);
+		r = sd_bus_call(CONN(b), m, 0, &e, reply);
 	sd_bus_message_unref(m);
 	if (r < 0)
 		return fail(b, &e, r);
@@ -1025,7 +1281,7 @@ static int call_index_values(struct gpiobroker_request *req, const char *method,
 		r = gb_direct_set(req->direct, n, idx, values);
 		return r < 0 ? fail(req->b, NULL, r) : (clear_error(req->b), 0);
 	}
-	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, method);
+	r = sd_bus_message_new_method_call(CONN(req->b), &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, method);
 	if (r >= 0)
 		r = sd_bus_message_open_container(m, 'a', "(ub)");
 	for (size_t i = 0; r >= 0 && i < n; i++)
@@ -1038,7 +1294,7 @@ static int call_index_values(struct gpiobroker_request *req, const char *method,
 GB_EXPORT int gpiobroker_direction_input(struct gpiobroker_request *req, unsigned int index)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
-	int r = sd_bus_call_method(req->b->bus, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "SetDirectionInput",
+	int r = sd_bus_call_method(CONN(req->b), GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "SetDirectionInput",
 				   &e, NULL, "au", 1, (uint32_t)index);
 
 	if (r < 0)
@@ -1077,7 +1333,7 @@ GB_EXPORT int gpiobroker_get_values(struct gpiobroker_request *req, size_t n,
 		r = gb_direct_get(req->direct, n, idx, values);
 		return r < 0 ? fail(req->b, NULL, r) : (clear_error(req->b), 0);
 	}
-	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST,
+	r = sd_bus_message_new_method_call(CONN(req->b), &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST,
 					   "GetValues");
 	if (r >= 0)
 		r = sd_bus_message_open_container(m, 'a', "u");
@@ -1115,7 +1371,7 @@ GB_EXPORT int gpiobroker_reconfigure(struct gpiobroker_request *req, size_t n,
 
 	if (!settings)
 		return -EINVAL;
-	r = sd_bus_message_new_method_call(req->b->bus, &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST,
+	r = sd_bus_message_new_method_call(CONN(req->b), &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST,
 					   "Reconfigure");
 	if (r >= 0)
 		r = sd_bus_message_open_container(m, 'a', "(ua{sv})");
@@ -1207,7 +1463,7 @@ GB_EXPORT int gpiobroker_to_irq_flags(struct gpiobroker_request *req,
 
 	if (handler && req->persistent && !req->handler) {
 		/* Events of a persistent request go to its last subscriber. */
-		r = sd_bus_call_method(req->b->bus, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Subscribe",
+		r = sd_bus_call_method(CONN(req->b), GB_BUS_NAME, req->path, GB_IFACE_REQUEST, "Subscribe",
 				       &e, NULL, "");
 		if (r < 0)
 			return fail(req->b, &e, r);
@@ -1286,7 +1542,7 @@ GB_EXPORT struct gpiobroker_watch *gpiobroker_watch(struct gpiobroker *b, const 
 		return NULL;
 	}
 	learn_window(b);
-	r = sd_bus_call_method(b->bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &e, &reply,
+	r = sd_bus_call_method(CONN(b), GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &e, &reply,
 			       "sa{sv}", line, 0);
 	if (r >= 0)
 		r = sd_bus_message_read(reply, "o", &path);
@@ -1311,7 +1567,7 @@ GB_EXPORT struct gpiobroker_watch *gpiobroker_watch(struct gpiobroker *b, const 
 		req->offsets = calloc(1, sizeof(unsigned int));
 	}
 	if (!req || !req->path || !req->broker_unique || !req->chips || !req->offsets) {
-		sd_bus_call_method(b->bus, GB_BUS_NAME, path, GB_IFACE_WATCH, "Close", NULL, NULL, "");
+		sd_bus_call_method(CONN(b), GB_BUS_NAME, path, GB_IFACE_WATCH, "Close", NULL, NULL, "");
 		sd_bus_message_unref(reply);
 		if (req) {
 			free(req->path);
@@ -1342,7 +1598,7 @@ GB_EXPORT int gpiobroker_watch_close(struct gpiobroker_watch *w)
 	if (!w)
 		return 0;
 	b = REQ(w)->b;
-	r = sd_bus_call_method(b->bus, GB_BUS_NAME, REQ(w)->path, GB_IFACE_WATCH, "Close", &e, NULL, "");
+	r = sd_bus_call_method(CONN(b), GB_BUS_NAME, REQ(w)->path, GB_IFACE_WATCH, "Close", &e, NULL, "");
 	request_free_handle(REQ(w));
 	if (r < 0)
 		return fail(b, &e, r);
@@ -1432,44 +1688,109 @@ GB_EXPORT const char *gpiobroker_event_get_detail(const struct gpiobroker_event 
 
 /* --- event loop -------------------------------------------------------------------- */
 
+/* With a private connection possible, the caller polls an epoll fd holding both
+ * connections' fds (see transport_start()); otherwise the bus connection's own. */
 GB_EXPORT int gpiobroker_get_fd(struct gpiobroker *b)
 {
 	int fd = gb_direct_conn_fd(b->direct);
 
+	/* The epoll fd of the connections holds the direct requests' one too. */
+	if (b->epfd >= 0)
+		return b->epfd;
 	return fd >= 0 ? fd : sd_bus_get_fd(b->bus);
 }
 
 GB_EXPORT int gpiobroker_get_events(struct gpiobroker *b)
 {
-	if (gb_direct_conn_fd(b->direct) >= 0)
-		return gb_direct_conn_events(b->direct, b->bus);
-	return sd_bus_get_events(b->bus);
+	if (b->epfd < 0 && gb_direct_conn_fd(b->direct) < 0)
+		return sd_bus_get_events(b->bus);
+	if (gb_direct_conn_fd(b->direct) >= 0) {
+		int r = gb_direct_conn_events(b->direct, b->bus);
+
+		if (r < 0)
+			return r;
+	}
+	update_epoll(b);
+	return POLLIN;
 }
 
 GB_EXPORT int gpiobroker_get_timeout(struct gpiobroker *b, uint64_t *usec)
 {
-	return sd_bus_get_timeout(b->bus, usec);
+	uint64_t t = UINT64_MAX;
+	int r = sd_bus_get_timeout(b->bus, usec);
+
+	if (r >= 0 && b->p2p && sd_bus_get_timeout(b->p2p, &t) >= 0 && t < *usec)
+		*usec = t;
+	return r;
 }
 
 GB_EXPORT int gpiobroker_process(struct gpiobroker *b)
 {
+	bool busy = true;
 	int n = 0, r;
 
 	/* sd_bus_process() handles one message per call. */
-	while ((r = sd_bus_process(b->bus, NULL)) > 0)
-		n++;
-	if (r >= 0 && b->direct) {
-		r = gb_direct_process(b->direct);
-		n += r > 0 ? r : 0;
+	while (busy) {
+		busy = false;
+		r = sd_bus_process(b->bus, NULL);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			n++;
+			busy = true;
+		}
+		if (!b->p2p)
+			continue;
+		r = sd_bus_process(b->p2p, NULL);
+		if (r < 0)
+			/* The broker went: not the caller's error, the bus says the rest. */
+			p2p_drop(b, false);
+		else if (r > 0) {
+			n++;
+			busy = true;
+		}
 	}
-	return r < 0 ? r : n;
+	if (b->direct) {
+		r = gb_direct_process(b->direct);
+		if (r < 0)
+			return r;
+		n += r;
+	}
+	update_epoll(b);
+	return n;
 }
 
 GB_EXPORT int gpiobroker_wait(struct gpiobroker *b, uint64_t timeout_us)
 {
-	if (gb_direct_conn_fd(b->direct) >= 0)
-		return gb_direct_wait(b->direct, b->bus, timeout_us);
-	return sd_bus_wait(b->bus, timeout_us);
+	struct pollfd p;
+	uint64_t until = UINT64_MAX;
+	struct timespec ts;
+	int r, ms = -1;
+
+	if (b->epfd < 0 && gb_direct_conn_fd(b->direct) < 0)
+		return sd_bus_wait(b->bus, timeout_us);
+	r = gpiobroker_get_timeout(b, &until);
+	if (r < 0)
+		return r;
+	if (until != UINT64_MAX) {
+		uint64_t now;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+		if (until <= now)
+			return 1; /* something is queued already */
+		if (until - now < timeout_us)
+			timeout_us = until - now;
+	}
+	if (timeout_us != UINT64_MAX)
+		ms = timeout_us / 1000 > 0x7fffffff ? 0x7fffffff : (int)((timeout_us + 999) / 1000);
+	/* One fd holds every connection and line fd, each waiting for what it needs. */
+	r = gpiobroker_get_events(b);
+	if (r < 0)
+		return r;
+	p = (struct pollfd){ .fd = gpiobroker_get_fd(b), .events = POLLIN };
+	r = poll(&p, 1, ms);
+	return r < 0 ? -errno : r;
 }
 
 GB_EXPORT int gpiobroker_attach_event(struct gpiobroker *b, struct sd_event *e, int priority)
@@ -1480,15 +1801,29 @@ GB_EXPORT int gpiobroker_attach_event(struct gpiobroker *b, struct sd_event *e, 
 
 	if (r >= 0)
 		r = sd_bus_attach_event(b->bus, e, priority);
+	if (r < 0)
+		return r;
+	/* Kept for a private connection opened later (after a broker restart). */
+	sd_event_unref(b->event);
+	b->event = sd_event_ref(sd_bus_get_event(b->bus));
+	b->event_priority = priority;
+	if (b->p2p) {
+		r = sd_bus_set_close_on_exit(b->p2p, 0);
+		if (r >= 0)
+			r = sd_bus_attach_event(b->p2p, b->event, priority);
+	}
 	/* The line fds of direct requests, now and later, go to the same loop. */
-	if (r >= 0 && (r = gb_direct_attach_event(&b->direct, sd_bus_get_event(b->bus), priority)) < 0)
-		sd_bus_detach_event(b->bus);
+	if (r >= 0)
+		r = gb_direct_attach_event(&b->direct, b->event, priority);
 	return r;
 }
 
 GB_EXPORT int gpiobroker_detach_event(struct gpiobroker *b)
 {
 	gb_direct_detach_event(b->direct);
+	b->event = sd_event_unref(b->event);
+	if (b->p2p)
+		sd_bus_detach_event(b->p2p);
 	return sd_bus_detach_event(b->bus);
 }
 
@@ -1503,7 +1838,7 @@ GB_EXPORT int gpiobroker_find_line(struct gpiobroker *b, const char *line, char 
 	uint32_t off;
 	int r;
 
-	r = sd_bus_call_method(b->bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "FindLine", &e, &reply, "s",
+	r = sd_bus_call_method(CONN(b), GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "FindLine", &e, &reply, "s",
 			       line ? line : "");
 	if (r < 0)
 		return fail(b, &e, r);
@@ -1548,7 +1883,7 @@ GB_EXPORT int gpiobroker_list_requests(struct gpiobroker *b, struct gpiobroker_r
 	size_t n = 0;
 	int r, persistent;
 
-	r = sd_bus_call_method(b->bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "ListRequests", &e, &reply, "");
+	r = sd_bus_call_method(CONN(b), GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "ListRequests", &e, &reply, "");
 	if (r < 0)
 		return fail(b, &e, r);
 	r = sd_bus_message_enter_container(reply, 'a', "(osbus)");
@@ -1591,6 +1926,8 @@ GB_EXPORT int gpiobroker_set_call_timeout(struct gpiobroker *b, uint64_t usec)
 	if (!b)
 		return -EINVAL;
 	/* sd-bus takes 0 as "its default": the same meaning as ours. */
+	if (b->p2p)
+		sd_bus_set_method_call_timeout(b->p2p, usec);
 	return sd_bus_set_method_call_timeout(b->bus, usec);
 }
 
@@ -1663,7 +2000,7 @@ static struct gpiobroker_line_info *read_line_info(struct gpiobroker *b, const c
 	if (r >= 0)
 		r = dup_str(&info->chip, chip);
 	if (r >= 0)
-		r = sd_bus_call_method(b->bus, GB_BUS_NAME, path, "org.freedesktop.DBus.Properties", "GetAll", &e,
+		r = sd_bus_call_method(CONN(b), GB_BUS_NAME, path, "org.freedesktop.DBus.Properties", "GetAll", &e,
 				       &reply, "s", GB_IFACE_LINE);
 	if (r >= 0)
 		r = sd_bus_message_enter_container(reply, 'a', "{sv}");

@@ -117,11 +117,54 @@ struct gpiobroker *gpiobroker_open_address(const char *address);
 /**
  * Use an existing, started sd-bus connection (the library takes its own reference).
  * For programs that already have a bus connection, or tests that made one as
- * another user. The caller keeps processing it as before; the library adds one
- * match for the broker's Request signals.
+ * another user. The library adds matches for the broker's signals. It opens a
+ * private connection as gpiobroker_open() does (the transport is chosen by
+ * GPIOBROKER_TRANSPORT); the broker's events then come on that one, so process
+ * with gpiobroker_process() (or gpiobroker_attach_event()), not by processing
+ * @p bus alone. If @p bus is attached to an sd-event loop already, the private
+ * connection is attached to the same loop.
  * @return the connection, or NULL with errno set.
  */
 struct gpiobroker *gpiobroker_open_bus(struct sd_bus *bus);
+
+/** How calls reach the broker (gpiobroker_open_transport()). */
+enum gpiobroker_transport {
+	/** GPIOBROKER_TRANSPORT from the environment ("bus", "p2p" or "auto");
+	 *  unset or "auto": the private connection if the broker gives one, else
+	 *  the bus. What gpiobroker_open() does. */
+	GPIOBROKER_TRANSPORT_AUTO = 0,
+	/** Every call through the bus daemon, as before private connections. */
+	GPIOBROKER_TRANSPORT_BUS,
+	/** The private connection (Manager.OpenConnection): one hop instead of two.
+	 *  Opening fails if a running broker refuses it (an older broker: errno
+	 *  ENOENT, UnknownMethod); with no broker running yet it is opened when one
+	 *  comes. */
+	GPIOBROKER_TRANSPORT_P2P,
+};
+
+/**
+ * Connect to the broker on the bus at @p address (NULL: the system bus), talking
+ * to it as @p transport says.
+ *
+ * With a private connection, the library keeps the bus connection too: the
+ * private one carries the identity of the bus connection that opened it, lives
+ * as long as it, and after a broker restart is opened again to the new broker
+ * (calls go over the bus in between). The broker releases the managed requests
+ * of the connection when either closes.
+ * @return the connection, or NULL with errno set.
+ */
+struct gpiobroker *gpiobroker_open_transport(const char *address,
+					     enum gpiobroker_transport transport);
+
+/** gpiobroker_open_bus() on @p transport. */
+struct gpiobroker *gpiobroker_open_bus_transport(struct sd_bus *bus,
+						 enum gpiobroker_transport transport);
+
+/**
+ * The transport in use now: GPIOBROKER_TRANSPORT_P2P while a private connection
+ * is open, else GPIOBROKER_TRANSPORT_BUS.
+ */
+enum gpiobroker_transport gpiobroker_get_transport(struct gpiobroker *b);
 
 /**
  * Close the connection. Request handles still open are freed without being
@@ -131,7 +174,10 @@ struct gpiobroker *gpiobroker_open_bus(struct sd_bus *bus);
  */
 void gpiobroker_close(struct gpiobroker *b);
 
-/** The connection's sd-bus object (borrowed), to read broker properties directly. */
+/**
+ * The connection's bus sd-bus object (borrowed), to read broker properties
+ * directly. It is the bus connection even when calls go over a private one.
+ */
 struct sd_bus *gpiobroker_get_bus(struct gpiobroker *b);
 
 /**
@@ -598,14 +644,20 @@ struct gpiobroker *gpiobroker_watch_get_broker(const struct gpiobroker_watch *w)
  * @{ */
 
 /**
- * The connection's file descriptor, to poll. Once the connection has made a direct
- * request (GPIOBROKER_REQUEST_DIRECT) this is an epoll fd over the bus connection
- * and every line fd, the same from then on: ask for it again after the first direct
- * request (gpiobroker_get_events() is then POLLIN). gpiobroker_process() reads
- * both; gpiobroker_attach_event() attaches both.
+ * The file descriptor to poll. Unless the transport is GPIOBROKER_TRANSPORT_BUS
+ * it is an epoll fd holding the bus, the private connection and the line fds of
+ * direct requests (GPIOBROKER_REQUEST_DIRECT), the same fd for the handle's whole
+ * life. On the bus transport it is the bus connection's fd until the first direct
+ * request, and from then on an epoll fd over the bus connection and every line fd:
+ * ask for it again after the first direct request. gpiobroker_get_events() is
+ * POLLIN for an epoll fd; gpiobroker_process() reads everything behind it and
+ * gpiobroker_attach_event() attaches all of it.
  */
 int gpiobroker_get_fd(struct gpiobroker *b);
-/** The poll events (POLLIN, POLLOUT) to wait for on gpiobroker_get_fd(). */
+/**
+ * The poll events (POLLIN, POLLOUT) to wait for on gpiobroker_get_fd(). Call it
+ * before each poll: it also brings the epoll set up to date.
+ */
 int gpiobroker_get_events(struct gpiobroker *b);
 /**
  * When to call gpiobroker_process() at the latest, as an absolute CLOCK_MONOTONIC
@@ -614,7 +666,8 @@ int gpiobroker_get_events(struct gpiobroker *b);
  */
 int gpiobroker_get_timeout(struct gpiobroker *b, uint64_t *usec);
 /**
- * Process everything pending on the connection, running event handlers.
+ * Process everything pending on the connection (both, with a private one),
+ * running event handlers.
  * Does not block. @return number of messages processed, or -errno.
  */
 int gpiobroker_process(struct gpiobroker *b);

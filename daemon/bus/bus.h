@@ -19,10 +19,12 @@
 
 /* manager-bus.c: /org/gpiodbroker1, org.gpiodbroker1.Manager, ObjectManager. */
 int bus_manager_register(Broker *b);
+/* Every object of the broker on @p bus: the system bus, or a private connection. */
+int bus_register_objects(Broker *b, sd_bus *bus);
 /* chip-bus.c: chips and lines. */
-int bus_chip_register(Broker *b);
+int bus_chip_register(Broker *b, sd_bus *bus);
 /* request-bus.c: Manager.Request() and the Request objects. */
-int bus_request_register(Broker *b);
+int bus_request_register(Broker *b, sd_bus *bus);
 int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error);
 /* line-settings-bus.c: a{sv} arguments. @p what names the line in messages. */
 int bus_read_line_settings(sd_bus_message *m, struct gb_line_config *c, const char *what,
@@ -33,10 +35,12 @@ int method_get_line_fds(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_request_direct_get(sd_bus *bus, const char *path, const char *iface, const char *prop,
 			   sd_bus_message *reply, void *userdata, sd_bus_error *error);
 /* watch-bus.c: Manager.Watch() and the Watch objects. */
-int bus_watch_register(Broker *b);
+int bus_watch_register(Broker *b, sd_bus *bus);
 int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error);
 /* policy-bus.c: Manager.ReloadPolicy() and Manager.GetAccess(). */
 int method_reload_policy(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error);
+/* p2p-bus.c: Manager.OpenConnection(), the private peer-to-peer connections. */
+int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *error);
 
 #endif

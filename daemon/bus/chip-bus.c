@@ -191,17 +191,17 @@ static const sd_bus_vtable line_vtable[] = {
 	SD_BUS_VTABLE_END
 };
 
-int bus_chip_register(Broker *b)
+int bus_chip_register(Broker *b, sd_bus *bus)
 {
 	int r;
 
-	r = sd_bus_add_fallback_vtable(b->bus, NULL, GB_CHIP_PREFIX, GB_IFACE_CHIP, chip_vtable,
+	r = sd_bus_add_fallback_vtable(bus, NULL, GB_CHIP_PREFIX, GB_IFACE_CHIP, chip_vtable,
 				       find_chip, b);
 	if (r >= 0)
-		r = sd_bus_add_fallback_vtable(b->bus, NULL, GB_CHIP_PREFIX, GB_IFACE_LINE,
+		r = sd_bus_add_fallback_vtable(bus, NULL, GB_CHIP_PREFIX, GB_IFACE_LINE,
 					       line_vtable, find_line, b);
 	if (r >= 0)
-		r = sd_bus_add_node_enumerator(b->bus, NULL, GB_CHIP_PREFIX, enumerate_chips, b);
+		r = sd_bus_add_node_enumerator(bus, NULL, GB_CHIP_PREFIX, enumerate_chips, b);
 	return r;
 }
 

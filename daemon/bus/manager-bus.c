@@ -152,24 +152,32 @@ static const sd_bus_vtable manager_vtable[] = {
 				method_list_requests, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("GetAccess", SD_BUS_ARGS("s", line), SD_BUS_RESULT("a{sv}", access),
 				method_get_access, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("OpenConnection", SD_BUS_ARGS("a{sv}", options),
+				SD_BUS_RESULT("h", fd),
+				method_open_connection, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("ReloadPolicy", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
 				method_reload_policy, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_VTABLE_END
 };
 
-int bus_manager_register(Broker *b)
+int bus_register_objects(Broker *b, sd_bus *bus)
 {
 	int r;
 
-	r = sd_bus_add_object_vtable(b->bus, NULL, GB_ROOT_PATH, GB_IFACE_MANAGER, manager_vtable, b);
+	r = sd_bus_add_object_vtable(bus, NULL, GB_ROOT_PATH, GB_IFACE_MANAGER, manager_vtable, b);
 	if (r >= 0)
-		r = sd_bus_add_object_manager(b->bus, NULL, GB_ROOT_PATH);
+		r = sd_bus_add_object_manager(bus, NULL, GB_ROOT_PATH);
 	if (r >= 0)
-		r = bus_chip_register(b);
+		r = bus_chip_register(b, bus);
 	if (r >= 0)
-		r = bus_request_register(b);
+		r = bus_request_register(b, bus);
 	/* Watches hang off the Manager (Manager.Watch). */
 	if (r >= 0)
-		r = bus_watch_register(b);
+		r = bus_watch_register(b, bus);
 	return r;
+}
+
+int bus_manager_register(Broker *b)
+{
+	return bus_register_objects(b, b->bus);
 }

@@ -23,6 +23,7 @@ Client *client_free(Client *c)
 		return NULL;
 	/* Released first, by the manager, with the signals that go with it. */
 	assert(!c->requests && !c->watches);
+	client_drop_conns(c);
 	hashmap_remove(c->broker->clients, c->name);
 	free(c->name);
 	free(c->groups);
@@ -98,9 +99,81 @@ static int query_credentials(sd_bus *bus, const char *name, Client *c)
 	return have_uid ? 0 : -ENODATA;
 }
 
+int client_add_conn(Client *c, sd_bus *bus)
+{
+	const char *name;
+
+	if (c->n_conns >= GB_MAX_CONNECTIONS_PER_CLIENT)
+		return -EDQUOT;
+	/* Named after its client (before it started): that is how its calls find it. */
+	if (sd_bus_get_description(bus, &name) < 0 || strcmp(name, c->name) != 0)
+		return -EINVAL;
+	c->conns[c->n_conns++] = sd_bus_ref(bus);
+	return 0;
+}
+
+Client *client_of_conn(Broker *b, sd_bus *bus)
+{
+	const char *name;
+	Client *c;
+
+	if (sd_bus_get_description(bus, &name) < 0 || !(c = client_find(b, name)))
+		return NULL;
+	for (unsigned int i = 0; i < c->n_conns; i++)
+		if (c->conns[i] == bus)
+			return c;
+	return NULL;
+}
+
+void client_drop_conns(Client *c)
+{
+	while (c->n_conns) {
+		sd_bus *bus = c->conns[--c->n_conns];
+
+		c->conns[c->n_conns] = NULL;
+		/* No flush: a peer that does not read must not block the broker. */
+		sd_bus_close(bus);
+		sd_bus_unref(bus);
+	}
+}
+
+int client_new_signal(Client *c, const char *path, const char *iface, const char *member,
+		      sd_bus_message **ret)
+{
+	sd_bus_message *m = NULL;
+	int r;
+
+	if (c->n_conns)
+		/* Peer to peer: nobody else is on that connection, no destination. */
+		return sd_bus_message_new_signal(c->conns[c->n_conns - 1], ret, path, iface, member);
+	r = sd_bus_message_new_signal(c->broker->bus, &m, path, iface, member);
+	if (r < 0)
+		return r;
+	/* sd_bus_emit_signal_to() is libsystemd 253+; this is the same on 252. */
+	r = sd_bus_message_set_destination(m, c->name);
+	if (r < 0) {
+		sd_bus_message_unref(m);
+		return r;
+	}
+	*ret = m;
+	return 0;
+}
+
 int client_get(Broker *b, sd_bus_message *m, Client **ret, sd_bus_error *error)
 {
 	const char *sender = sd_bus_message_get_sender(m);
+	sd_bus *bus = sd_bus_message_get_bus(m);
+
+	if (bus != b->bus) {
+		/* A private connection: its identity is its opener's, fixed at open. */
+		Client *c = client_of_conn(b, bus);
+
+		if (!c)
+			return sd_bus_error_set(error, GB_ERROR_PERMISSION,
+						"this connection has no client any more");
+		*ret = c;
+		return 0;
+	}
 
 	if (!sender)
 		return sd_bus_error_set(error, GB_ERROR_PERMISSION, "caller has no bus name");

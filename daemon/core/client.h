@@ -9,6 +9,15 @@
  * uid and groups); a failed lookup denies the call. Unique names are never
  * reused, so the answer is cached for the connection's life. When a connection
  * leaves, manager/manager.c releases what it held, then frees the Client.
+ *
+ * A client may also talk to the broker over private connections
+ * (Manager.OpenConnection, bus/p2p-bus.c): peer-to-peer D-Bus on a socketpair, one
+ * hop instead of two. Such a connection is another way to the same Client, with
+ * the identity of the bus name that opened it (nobody on a socketpair can be asked
+ * who they are: the peer of the broker's end is the broker). Its calls map to that
+ * Client, and what the broker sends the client goes out on its newest private
+ * connection instead of the bus. The Client and its connections end together:
+ * when the bus name leaves or any of its private connections closes.
  */
 #ifndef GB_CLIENT_H
 #define GB_CLIENT_H
@@ -20,6 +29,9 @@
 #include "forward.h"
 #include "policy.h"
 
+/* Private connections one client may hold at a time (LimitsExceeded beyond). */
+#define GB_MAX_CONNECTIONS_PER_CLIENT 4
+
 struct Client {
 	Broker *broker;
 	char *name;                 /* unique bus name */
@@ -29,9 +41,14 @@ struct Client {
 	size_t n_groups;
 	Request *requests;          /* managed requests (and persistent ones it subscribes to) */
 	Watch *watches;             /* its watches */
+	sd_bus *conns[GB_MAX_CONNECTIONS_PER_CLIENT]; /* private connections, oldest first */
+	unsigned int n_conns;
 };
 
-/** The Client that sent @p m, asking the bus for its credentials if new. */
+/**
+ * The Client that sent @p m, asking the bus for its credentials if new. A message
+ * on a private connection belongs to the client that opened it.
+ */
 int client_get(Broker *b, sd_bus_message *m, Client **ret, sd_bus_error *error);
 /** The Client for a unique name, asking the bus for its credentials if new. */
 int client_get_by_name(Broker *b, const char *name, Client **ret, sd_bus_error *error);
@@ -41,5 +58,20 @@ Client *client_find(Broker *b, const char *name);
 Client *client_free(Client *c);
 /** Its identity for policy checks. */
 void client_caller(const Client *c, struct gb_caller *caller);
+/**
+ * Hand @p bus (a private connection, described with sd_bus_set_description() as
+ * @p c's unique name before it started) to @p c, which closes it when it ends.
+ */
+int client_add_conn(Client *c, sd_bus *bus);
+/** The Client whose private connection @p bus is, or NULL. */
+Client *client_of_conn(Broker *b, sd_bus *bus);
+/** Close its private connections (it is leaving: nothing more goes out on them). */
+void client_drop_conns(Client *c);
+/**
+ * A signal for @p c alone: on its newest private connection, or on the bus with
+ * @p c as destination (unicast). Send it with sd_bus_send(NULL, ...).
+ */
+int client_new_signal(Client *c, const char *path, const char *iface, const char *member,
+		      sd_bus_message **ret);
 
 #endif

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client.h"
 #include "flow.h"
 #include "log.h"
 
@@ -45,8 +46,7 @@ static void reset(Flow *f)
 void flow_done(Flow *f)
 {
 	reset(f);
-	free(f->dest);
-	f->dest = NULL;
+	f->to = NULL;
 }
 
 static int emitv(Flow *f, const char *member, const char *types, va_list ap)
@@ -54,20 +54,18 @@ static int emitv(Flow *f, const char *member, const char *types, va_list ap)
 	sd_bus_message *m = NULL;
 	int ret;
 
-	if (!f->dest)
+	if (!f->to)
 		return 0;
-	ret = sd_bus_message_new_signal(f->bus, &m, f->path, f->iface, member);
+	/* Unicast: to the subscriber only, on its private connection if it has one. */
+	ret = client_new_signal(f->to, f->path, f->iface, member, &m);
 	if (ret < 0)
 		return ret;
-	/* Unicast: sd_bus_emit_signal_to() is libsystemd 253+; this is the same on 252. */
-	ret = sd_bus_message_set_destination(m, f->dest);
+	ret = sd_bus_message_appendv(m, types, ap);
 	if (ret >= 0)
-		ret = sd_bus_message_appendv(m, types, ap);
-	if (ret >= 0)
-		ret = sd_bus_send(f->bus, m, NULL);
+		ret = sd_bus_send(NULL, m, NULL);
 	sd_bus_message_unref(m);
 	if (ret < 0)
-		log_warning_errno(ret, "%s: cannot send %s to %s: %m", f->path, member, f->dest);
+		log_warning_errno(ret, "%s: cannot send %s to %s: %m", f->path, member, f->to->name);
 	return ret;
 }
 
@@ -203,7 +201,7 @@ void flow_push_edge(Flow *f, struct gb_event *ev)
 {
 	ev->lost_before = 0;
 	owe(f, 1);
-	if (!f->dest) {
+	if (!f->to) {
 		pay(f, 1); /* told the only way there is: the property */
 		/* Nobody subscribed (a persistent request): counted, and the next
 		 * subscriber sees it in the EventsLost property and the seqno gap. */
@@ -237,7 +235,7 @@ void flow_push_initial(Flow *f, struct gb_event *ev)
 	ev->kind = GB_EV_INITIAL;
 	ev->seqno = f->seqno;
 	ev->lost_before = 0;
-	if (!f->dest)
+	if (!f->to)
 		return;
 	if (!f->q_len) {
 		ev->lost_before = f->pending_lost;
@@ -253,7 +251,7 @@ void flow_lost(Flow *f, uint64_t n)
 {
 	f->lost += n;
 	owe(f, n);
-	if (!f->dest) {
+	if (!f->to) {
 		pay(f, n);
 		return;
 	}
@@ -270,12 +268,8 @@ void flow_ack(Flow *f, uint64_t seqno)
 	pump(f);
 }
 
-int flow_set_dest(Flow *f, const char *dest)
+int flow_set_dest(Flow *f, Client *to)
 {
-	char *d = NULL;
-
-	if (dest && !(d = strdup(dest)))
-		return -ENOMEM;
 	/* What was waiting for the previous subscriber never reaches anybody. */
 	for (size_t i = 0; i < f->q_len; i++) {
 		const struct gb_event *ev = &f->q[(f->q_head + i) % f->q_cap];
@@ -289,8 +283,7 @@ int flow_set_dest(Flow *f, const char *dest)
 	pay(f, f->pending_lost);
 	reset(f);
 	f->pending_lost = 0;
-	free(f->dest);
-	f->dest = d;
+	f->to = to;
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 #include <systemd/sd-bus.h>
 
 #include "record.h"
+#include "forward.h"
 
 #define GB_FLOW_DEFAULT_WINDOW 256
 #define GB_FLOW_DEFAULT_QUEUE  1024
@@ -48,7 +49,7 @@ typedef struct Flow {
 	sd_bus *bus;
 	const char *path;       /* the object the signals come from */
 	const char *iface;
-	char *dest;             /* unique name; NULL: nobody, events are counted lost */
+	Client *to;             /* the subscriber; NULL: nobody, events are counted lost */
 	unsigned int window, limit;
 	uint64_t seqno;         /* last broker seqno handed out */
 	uint64_t lost;          /* total lost (after the kernel and here) */
@@ -67,8 +68,11 @@ void flow_init(Flow *f, sd_bus *bus, const char *path, const char *iface, unsign
 	       unsigned int limit);
 /** Free the queue; the subscriber is gone. */
 void flow_done(Flow *f);
-/** A new destination (or NULL): events queued for the previous one count as lost. */
-int flow_set_dest(Flow *f, const char *dest);
+/**
+ * A new subscriber (or NULL): events queued for the previous one count as lost.
+ * Signals go where client_new_signal() sends them (a private connection or the bus).
+ */
+int flow_set_dest(Flow *f, Client *to);
 /** Send or queue an edge; assigns its broker seqno. Never blocks. */
 void flow_push_edge(Flow *f, struct gb_event *ev);
 /** Send or queue an InitialState; these are never dropped (one per line per resync). */

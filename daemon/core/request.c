@@ -524,7 +524,7 @@ void request_set_owner(Request *req, Client *c)
 		req->client_next = c->requests;
 		c->requests = req;
 	}
-	if (flow_set_dest(&req->flow, c ? c->name : NULL) < 0)
+	if (flow_set_dest(&req->flow, c) < 0)
 		log_warning("request %s: out of memory: events for %s are counted lost", req->path,
 			    c->name);
 }
@@ -537,18 +537,15 @@ int request_emit(Request *req, const char *member, const char *types, ...)
 
 	if (!req->client)
 		return 0;
-	r = sd_bus_message_new_signal(req->broker->bus, &m, req->path, GB_IFACE_REQUEST, member);
+	/* To the owner only, on its private connection if it has one. */
+	r = client_new_signal(req->client, req->path, GB_IFACE_REQUEST, member, &m);
 	if (r < 0)
 		return r;
-	/* sd_bus_emit_signal_to() is libsystemd 253+; this is the same on 252. */
-	r = sd_bus_message_set_destination(m, req->client->name);
-	if (r >= 0) {
-		va_start(ap, types);
-		r = sd_bus_message_appendv(m, types, ap);
-		va_end(ap);
-	}
+	va_start(ap, types);
+	r = sd_bus_message_appendv(m, types, ap);
+	va_end(ap);
 	if (r >= 0)
-		r = sd_bus_send(req->broker->bus, m, NULL);
+		r = sd_bus_send(NULL, m, NULL);
 	sd_bus_message_unref(m);
 	return r;
 }

@@ -244,7 +244,7 @@ static int watch_make(Broker *b, Client *c, Line *l, uint64_t id, Watch **ret)
 		return -ENOMEM;
 	}
 	flow_init(&w->flow, b->bus, w->path, GB_IFACE_WATCH, b->event_window, b->event_queue);
-	if ((!b->watches && !(b->watches = hashmap_new())) || flow_set_dest(&w->flow, c->name) < 0 ||
+	if ((!b->watches && !(b->watches = hashmap_new())) || flow_set_dest(&w->flow, c) < 0 ||
 	    hashmap_put(b->watches, w->path, w) < 0) {
 		flow_done(&w->flow);
 		free(w->path);

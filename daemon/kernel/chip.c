@@ -158,6 +158,11 @@ int chip_new(Broker *b, sd_event *event, const char *dev_dir, const char *name,
 	}
 	r = sd_event_add_io(event, &c->info_source, gpiod_chip_get_fd(c->gc), EPOLLIN,
 			    on_info_event, c);
+	/* The kernel queues a line's change as the broker makes it (a release, a
+	 * reconfiguration): read it before the next call, which may come on another
+	 * connection than the one that caused it, so that no answer is stale. */
+	if (r >= 0)
+		r = sd_event_source_set_priority(c->info_source, SD_EVENT_PRIORITY_IMPORTANT);
 	if (r < 0)
 		goto fail;
 	*ret = c;

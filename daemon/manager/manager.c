@@ -34,6 +34,9 @@ int manager_init(Broker *b, const char *state_dir)
 
 void manager_client_gone(Broker *b, Client *c)
 {
+	/* Its private connections first: they are the client too, and nothing more
+	 * is said on them. */
+	client_drop_conns(c);
 	while (c->requests) {
 		Request *req = c->requests;
 

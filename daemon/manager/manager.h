@@ -22,7 +22,10 @@ int manager_init(Broker *b, const char *state_dir);
 int manager_startup(Broker *b);
 /** Release everything (each line to its safe state, unless handed over) and free. */
 void manager_done(Broker *b);
-/** @p c left the bus: its managed requests and watches go, persistent ones stay. */
+/**
+ * @p c left the bus, or closed a private connection: its private connections
+ * close, its managed requests and watches go, persistent ones stay.
+ */
 void manager_client_gone(Broker *b, Client *c);
 
 /* hotplug.c: chips as their nodes come and go in dev_dir. */

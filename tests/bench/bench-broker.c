@@ -5,8 +5,9 @@
  *
  *   limit.*   libgpiod in-process (set/get round trip, edge kernel timestamp -> read)
  *             and a plain D-Bus round trip to the bus daemon (GetId)
- *   broker.*  the same through libgpiobroker and the broker; burst delivery; CPU per
- *             1000 events; RSS idle and with 1000 connected clients
+ *   broker.*  the same through libgpiobroker and the broker over the bus; burst
+ *             delivery; CPU per 1000 events; RSS idle and with 1000 connected clients
+ *   p2p.*     the same over private connections (Manager.OpenConnection)
  *   direct.*  the same on a direct request (the kernel line fds the broker handed
  *             over: libgpiobroker's ioctls and reads, no broker in the path)
  *   ratio.*   broker / limit
@@ -411,18 +412,21 @@ static void out_mem(const char *when, pid_t broker)
 	out(name, gb_proc_pss_kib(broker), "KiB");
 }
 
-static void many_clients(pid_t broker, long *rss_idle, long *rss_many, int *fds, int *holding)
+static void many_clients(pid_t broker, enum gpiobroker_transport transport, const char *tag,
+			 long *rss_idle, long *rss_many, int *fds, int *holding)
 {
 	static const uid_t uids[] = { UID_ALICE, UID_BOB, UID_CAROL, 0 };
 	struct gpiobroker **c = calloc(CLIENTS, sizeof(*c));
+	char when[64];
 	int held = 0;
 
 	*rss_idle = gb_proc_rss_kib(broker);
-	out_mem("before_clients", broker);
+	snprintf(when, sizeof(when), "before_%sclients", tag);
+	out_mem(when, broker);
 	for (int i = 0; i < CLIENTS; i++) {
 		unsigned int off = HOLD_FIRST + i;
 
-		c[i] = gb_client_open_as(uids[i % 4]);
+		c[i] = gb_client_open_transport(uids[i % 4], transport);
 		if (off < NUM_LINES) {
 			struct gpiobroker_line_settings s;
 
@@ -438,7 +442,8 @@ static void many_clients(pid_t broker, long *rss_idle, long *rss_many, int *fds,
 		}
 	}
 	*rss_many = gb_proc_rss_kib(broker);
-	out_mem("1000_clients", broker);
+	snprintf(when, sizeof(when), "1000_%sclients", tag);
+	out_mem(when, broker);
 	*fds = gb_proc_fd_count(broker);
 	*holding = held;
 	for (int i = 0; i < CLIENTS; i++)
@@ -464,11 +469,68 @@ static void print_direct(const struct pct *f_set, const struct pct *f_get, const
 	target("target.direct_burst_unaccounted", sent - delivered - (int)lost, 0, "events (= 0)");
 }
 
+/* --- over private connections -------------------------------------------------- */
+
+/* The broker's figures once more, over private connections: one hop instead of
+ * two, against the same bus round trip. */
+struct p2p_figures {
+	struct pct set, get, edge;
+	int sent, delivered;
+	uint64_t lost;
+};
+
+/* Right after the bus's own, on the same quiet broker. */
+static void bench_p2p_calls(struct p2p_figures *f)
+{
+	struct gpiobroker *b = gb_client_open_transport(UID_ALICE, GPIOBROKER_TRANSPORT_P2P);
+
+	broker_setget(b, &f->set, &f->get);
+	broker_edges(b, &f->edge);
+	broker_burst(b, &f->sent, &f->delivered, &f->lost);
+	gpiobroker_close(b);
+}
+
+static void bench_p2p(pid_t broker, sd_bus *root, struct pct bus, const struct p2p_figures *f)
+{
+	struct pct set = f->set, get = f->get, edge = f->edge;
+	int sent = f->sent, delivered = f->delivered, fds, holding;
+	uint64_t lost = f->lost;
+	long rss_before, rss_many;
+
+	/* The bus clients are gone by the time a round trip comes back: the broker has
+	 * seen them leave (in order, on its bus connection) and freed what they had. */
+	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer",
+					    "Ping", NULL, NULL, ""), 0);
+	many_clients(broker, GPIOBROKER_TRANSPORT_P2P, "p2p_", &rss_before, &rss_many, &fds, &holding);
+
+	out_pct("p2p.set_rtt", set);
+	out_pct("p2p.get_rtt", get);
+	out_pct("p2p.edge_latency", edge);
+	out("p2p.burst_sent", sent, "events");
+	out("p2p.burst_delivered", delivered, "events");
+	out("p2p.burst_lost_counted", lost, "events");
+	out("p2p.burst_unaccounted", sent - delivered - (int)lost, "events");
+	out("p2p.rss_before_clients", rss_before, "KiB");
+	out("p2p.rss_1000_clients", rss_many, "KiB");
+	out("p2p.rss_1000_clients_delta", rss_many - rss_before, "KiB");
+	out("p2p.clients_holding_a_line", holding, "clients");
+	out("p2p.fds_1000_clients", fds, "fds");
+	out("ratio.p2p_set_p50_vs_bus_rtt", set.p50 / bus.p50, "x");
+	out("ratio.p2p_get_p50_vs_bus_rtt", get.p50 / bus.p50, "x");
+	out("ratio.p2p_edge_p50_vs_bus_rtt", edge.p50 / bus.p50, "x");
+	target("target.p2p_set_p50", set.p50 / bus.p50, 1.3, "x bus rtt (<= 1.3)");
+	target("target.p2p_get_p50", get.p50 / bus.p50, 1.3, "x bus rtt (<= 1.3)");
+	target("target.p2p_edge_p50", edge.p50 / bus.p50, 1.3, "x bus rtt (<= 1.3)");
+	target("target.p2p_burst_unaccounted", sent - delivered - (int)lost, 0, "events (= 0)");
+	target("target.p2p_rss_1000_clients_delta", rss_many - rss_before, 4096, "KiB (<= 4096)");
+}
+
 START_TEST(test_bench)
 {
 	struct pct d_set, d_get, d_edge, bus, ping, b_set, b_get, b_edge, f_set, f_get, f_edge;
 	int f_sent, f_delivered;
 	uint64_t f_lost;
+	struct p2p_figures p2p;
 	struct gpiobroker *b;
 	sd_bus *root;
 	long long cpu0, cpu1;
@@ -497,7 +559,7 @@ START_TEST(test_bench)
 	pss_start = gb_proc_pss_kib(broker);
 	out_mem("idle", broker);
 	ping = bus_rtt(root, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping");
-	b = gb_client_open_as(UID_ALICE);
+	b = gb_client_open_transport(UID_ALICE, GPIOBROKER_TRANSPORT_BUS);
 	broker_setget(b, &b_set, &b_get);
 	cpu0 = gb_proc_cpu_ns(broker);
 	broker_edges(b, &b_edge);
@@ -507,7 +569,8 @@ START_TEST(test_bench)
 	fd_edges(b, &f_edge);
 	fd_burst(b, &f_sent, &f_delivered, &f_lost);
 	gpiobroker_close(b);
-	many_clients(broker, &rss_idle, &rss_many, &fds, &holding);
+	bench_p2p_calls(&p2p);
+	many_clients(broker, GPIOBROKER_TRANSPORT_BUS, "", &rss_idle, &rss_many, &fds, &holding);
 
 	out_pct("limit.gpiod_set_rtt", d_set);
 	out_pct("limit.gpiod_get_rtt", d_get);
@@ -552,6 +615,7 @@ START_TEST(test_bench)
 	target("target.rss_idle_private", anon_start, 2048, "KiB RssAnon (<= 2048)");
 	target("target.rss_idle_pss", pss_start, 2048, "KiB Pss (<= 2048)");
 	target("target.rss_1000_clients_delta", rss_many - rss_idle, 4096, "KiB (<= 4096)");
+	bench_p2p(broker, root, bus, &p2p);
 
 	sd_bus_flush_close_unref(root);
 	ck_assert_int_eq(gb_broker_stop(broker), 0);

@@ -111,7 +111,7 @@ START_TEST(test_objects)
 	ck_assert_int_eq(objects, 10);
 	sd_bus_message_unref(reply);
 	free(cp);
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 
@@ -161,7 +161,7 @@ START_TEST(test_outside_change)
 	gpiod_line_config_free(lc);
 	gpiod_line_settings_free(ls);
 	gpiod_chip_close(c);
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 
@@ -229,8 +229,8 @@ START_TEST(test_chip_unplugged)
 	free(cp);
 	free(pa);
 	free(pb);
-	sd_bus_flush_close_unref(alice);
-	sd_bus_flush_close_unref(bob);
+	gb_close(alice);
+	gb_close(bob);
 }
 END_TEST
 
@@ -251,7 +251,7 @@ START_TEST(test_sigterm_releases_everything)
 	broker = 0;
 	ck_assert(!kernel_used(sim_a, 1));
 	ck_assert(!kernel_used(sim_b, 3));
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 

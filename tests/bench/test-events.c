@@ -159,8 +159,8 @@ START_TEST(test_edges_to_owner_only)
 	ck_assert_int_eq(spied.n, 0);
 	ck_assert_int_eq(spied.lost_signals, 0);
 	free(path);
-	sd_bus_flush_close_unref(owner);
-	sd_bus_flush_close_unref(spy);
+	gb_close(owner);
+	gb_close(spy);
 }
 END_TEST
 
@@ -214,7 +214,7 @@ START_TEST(test_kernel_overflow_counted)
 		ck_assert_uint_eq(r.ev[i].seq, i + 1);
 	ck_assert_uint_eq(gb_get_prop_u64(bus, path ? path : GB_REQUEST_PREFIX "/1", GB_IFACE_REQUEST, "EventsLost"),
 			  r.lost);
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 
@@ -228,9 +228,9 @@ START_TEST(test_persistent_subscribe)
 	uint64_t lost = 0;
 
 	ck_assert_int_ge(gb_request(first, "door-log", "door", "input", -1, "both", true, &path, &err), 0);
-	sd_bus_get_unique_name(first, &name);
+	gb_get_unique_name(first, &name);
 	uname = strdup(name);
-	sd_bus_flush_close_unref(first);
+	gb_close(first);
 	gb_wait_client_gone(root, uname);
 
 	/* Nobody to tell: the edge is counted, not dropped silently. */
@@ -252,8 +252,8 @@ START_TEST(test_persistent_subscribe)
 	ck_assert_int_ge(gb_release(later, path, &err), 0);
 	free(uname);
 	free(path);
-	sd_bus_flush_close_unref(root);
-	sd_bus_flush_close_unref(later);
+	gb_close(root);
+	gb_close(later);
 }
 END_TEST
 

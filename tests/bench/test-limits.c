@@ -98,8 +98,8 @@ static void requests_per_client(uid_t uid)
 	free(expect_ok(bus, 2, 1, false));
 	expect_limit(bus, 4, 1, false);
 	free(b);
-	sd_bus_flush_close_unref(other);
-	sd_bus_flush_close_unref(bus);
+	gb_close(other);
+	gb_close(bus);
 }
 
 START_TEST(test_requests_per_client)
@@ -127,7 +127,7 @@ START_TEST(test_lines_per_client)
 	expect_limit(bus, 5, 1, false);
 	release(bus, a);
 	free(expect_ok(bus, 5, 3, false));
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 
@@ -139,7 +139,7 @@ START_TEST(test_persistent_per_uid)
 	broker = gb_broker_spawn(&(struct gb_broker_opts){ .args = GB_ARGS("--max-persistent-per-uid=2") });
 	alice1 = gb_connect(UID_ALICE);
 	a = expect_ok(alice1, 0, 1, true);
-	sd_bus_flush_close_unref(alice1);
+	gb_close(alice1);
 	/* Per uid: a new connection of the same uid finds the room taken. */
 	alice2 = gb_connect(UID_ALICE);
 	b = expect_ok(alice2, 1, 1, true);
@@ -154,8 +154,8 @@ START_TEST(test_persistent_per_uid)
 	release(alice2, a);
 	free(expect_ok(alice2, 5, 1, true));
 	free(b);
-	sd_bus_flush_close_unref(bob);
-	sd_bus_flush_close_unref(alice2);
+	gb_close(bob);
+	gb_close(alice2);
 }
 END_TEST
 
@@ -168,7 +168,7 @@ START_TEST(test_default_limits)
 	bus = gb_connect(UID_CAROL);
 	for (unsigned int i = 0; i < 16; i++)
 		free(expect_ok(bus, i, 1, false));
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 

@@ -110,10 +110,10 @@ START_TEST(test_users)
 		sd_bus *root = gb_connect(0);
 
 		ck_assert_int_ge(gb_request(root, "root", "gbpol:4", "output", 1, NULL, true, NULL, &err), 0);
-		sd_bus_flush_close_unref(root);
+		gb_close(root);
 	}
-	sd_bus_flush_close_unref(alice);
-	sd_bus_flush_close_unref(bob);
+	gb_close(alice);
+	gb_close(bob);
 }
 END_TEST
 
@@ -145,8 +145,8 @@ START_TEST(test_supplementary_group)
 	}
 	ck_assert_int_eq(may, 0);
 	sd_bus_message_unref(reply);
-	sd_bus_flush_close_unref(carol);
-	sd_bus_flush_close_unref(bob);
+	gb_close(carol);
+	gb_close(bob);
 }
 END_TEST
 
@@ -165,7 +165,7 @@ START_TEST(test_direction_may_not_change)
 	ck_assert_int_ge(gb_set_value(bob, path, 0, false, &err), 0);
 	ck_assert_int_eq(gb_sim_get_value(sim, 2), 0);
 	free(path);
-	sd_bus_flush_close_unref(bob);
+	gb_close(bob);
 }
 END_TEST
 
@@ -183,7 +183,7 @@ START_TEST(test_safe_state_on_kill)
 	gb_wait_client_gone(root, name);
 	ck_assert_msg(gb_sim_get_value(sim, 1) == 0, "door lock left at its last level, not safe-state");
 	ck_assert(!gb_line_prop_bool(root, chip, 1, "Used"));
-	sd_bus_flush_close_unref(root);
+	gb_close(root);
 }
 END_TEST
 
@@ -242,7 +242,7 @@ START_TEST(test_reload_reports_every_error)
 	ck_assert_int_eq(rename(GB_TEST_POLICY_DIR ".away", GB_TEST_POLICY_DIR), 0);
 	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER,
 					    "ReloadPolicy", &err, NULL, ""), 0);
-	sd_bus_flush_close_unref(root);
+	gb_close(root);
 }
 END_TEST
 
@@ -285,8 +285,8 @@ START_TEST(test_reload_revokes)
 	ck_assert_int_lt(gb_set_value(bob, path, 0, true, &err), 0);
 	sd_bus_error_free(&err);
 	free(path);
-	sd_bus_flush_close_unref(bob);
-	sd_bus_flush_close_unref(root);
+	gb_close(bob);
+	gb_close(root);
 }
 END_TEST
 
@@ -547,7 +547,7 @@ START_TEST(test_unsafe_policy_file)
 	}
 	/* the policy file was refused, so nothing covers the line */
 	expect_denied(&err, "no policy entry covers");
-	sd_bus_flush_close_unref(alice);
+	gb_close(alice);
 }
 END_TEST
 

@@ -125,7 +125,7 @@ START_TEST(test_kill_storm)
 			char spec[64];
 
 			close(pfd[0]);
-			sd_bus_get_unique_name(cb, &u);
+			gb_get_unique_name(cb, &u);
 			if (write(pfd[1], u, strlen(u)) < 0)
 				_exit(1);
 			close(pfd[1]);
@@ -186,7 +186,7 @@ START_TEST(test_kill_storm)
 	ck_assert_msg(released > 0, "no kill came after the request: the storm tested nothing");
 	free(lat);
 	gpiod_chip_close(gc);
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 
@@ -246,7 +246,7 @@ START_TEST(test_many_clients)
 	printf("# %d clients across 4 uids, %d holding a line each: all held; broker RSS %ld KiB "
 	       "idle, %ld KiB with them, fds %d\n", n, holders, rss0, rss1, gb_proc_fd_count(broker));
 	for (int i = 0; i < n; i++) {
-		sd_bus_flush_close_unref(c[i]);
+		gb_close(c[i]);
 		free(path[i]);
 	}
 	/* All of them leave: every line comes back. */
@@ -255,7 +255,7 @@ START_TEST(test_many_clients)
 	assert_broker_alive(bus);
 	free(c);
 	free(path);
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 
@@ -470,7 +470,7 @@ START_TEST(test_malformed_calls)
 			fds0 = gb_proc_fd_count(broker);
 		}
 		fz = gb_connect(UID_ALICE);
-		ck_assert_int_ge(sd_bus_get_unique_name(fz, &u), 0);
+		ck_assert_int_ge(gb_get_unique_name(fz, &u), 0);
 		snprintf(unique, sizeof(unique), "%s", u);
 		free(req_path);
 		req_path = NULL;
@@ -508,7 +508,7 @@ START_TEST(test_malformed_calls)
 			sd_bus_message_unref(m);
 			sd_bus_message_unref(reply);
 		}
-		sd_bus_flush_close_unref(fz);
+		gb_close(fz);
 		gb_wait_client_gone(bus, unique);
 		assert_broker_alive(bus);
 	}
@@ -525,7 +525,7 @@ START_TEST(test_malformed_calls)
 	if (!getenv("GB_TEST_VALGRIND"))
 		ck_assert_msg(rss1 - rss0 <= 1024, "broker RSS grew by %ld KiB", rss1 - rss0);
 	free(req_path);
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 

@@ -80,7 +80,7 @@ START_TEST(test_request_release)
 	ck_assert_str_eq(path2, GB_ROOT_PATH "/request/2");
 	free(path);
 	free(path2);
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 
@@ -100,9 +100,9 @@ START_TEST(test_exclusive)
 	ck_assert_int_lt(gb_request(a2, "again", "gbreq:1", "input", -1, NULL, false, NULL, &err), 0);
 	gb_assert_error(&err, GB_ERROR_BUSY, NULL);
 	free(path);
-	sd_bus_flush_close_unref(a);
-	sd_bus_flush_close_unref(a2);
-	sd_bus_flush_close_unref(b);
+	gb_close(a);
+	gb_close(a2);
+	gb_close(b);
 }
 END_TEST
 
@@ -149,8 +149,8 @@ START_TEST(test_atomic)
 	ck_assert_int_eq(gb_sim_get_value(sim, 0), 1);
 	ck_assert_int_eq(gb_sim_get_value(sim, 2), 0);
 	gb_sim_chip_free(hogged);
-	sd_bus_flush_close_unref(a);
-	sd_bus_flush_close_unref(b);
+	gb_close(a);
+	gb_close(b);
 }
 END_TEST
 
@@ -174,7 +174,7 @@ START_TEST(test_managed_release_on_kill)
 	gb_wait_client_gone(bus, name);
 	ck_assert_msg(!kernel_used(3, NULL, 0), "managed request outlived its client");
 	ck_assert(!gb_line_prop_bool(bus, chip, 3, "Used"));
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 
@@ -216,9 +216,9 @@ START_TEST(test_persistent_survives)
 	ck_assert_int_ge(gb_release(root, path, &err), 0);
 	ck_assert(!kernel_used(3, NULL, 0));
 	sd_bus_message_unref(reply);
-	sd_bus_flush_close_unref(root);
-	sd_bus_flush_close_unref(alice);
-	sd_bus_flush_close_unref(bob);
+	gb_close(root);
+	gb_close(alice);
+	gb_close(bob);
 }
 END_TEST
 
@@ -234,8 +234,8 @@ START_TEST(test_managed_owner_only)
 	gb_assert_error(&err, GB_ERROR_PERMISSION, NULL);
 	ck_assert_int_eq(gb_sim_get_value(sim, 0), 0);
 	free(path);
-	sd_bus_flush_close_unref(a);
-	sd_bus_flush_close_unref(a2);
+	gb_close(a);
+	gb_close(a2);
 }
 END_TEST
 
@@ -291,7 +291,7 @@ START_TEST(test_values)
 	sd_bus_message_unref(reply);
 	free(out);
 	free(in);
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 
@@ -329,7 +329,7 @@ START_TEST(test_direction)
 	/* active-low: logical 1 is a low level */
 	ck_assert_int_eq(gb_sim_get_value(sim, 2), 0);
 	free(path);
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 
@@ -398,7 +398,7 @@ START_TEST(test_bad_input)
 	/* still healthy */
 	ck_assert_int_ge(gb_ping(bus, &err), 0);
 	free(path);
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 }
 END_TEST
 

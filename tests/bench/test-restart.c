@@ -267,7 +267,7 @@ START_TEST(test_output_survives_kill)
 	root = gb_connect(0);
 	check_request(root, path, "relay-ctl", UID_ALICE, false);
 	ck_assert_int_eq(gb_harness_n_fds(h), 1);
-	ck_assert_int_ge(sd_bus_get_unique_name(alice, &unique), 0);
+	ck_assert_int_ge(gb_get_unique_name(alice, &unique), 0);
 	snprintf(me, sizeof(me), "%s", unique);
 	{
 		char *owner = gb_get_prop_str(root, path, GB_IFACE_REQUEST, "Owner");
@@ -285,7 +285,7 @@ START_TEST(test_output_survives_kill)
 
 		ck_assert_int_lt(gb_set_value(bob, path, 0, false, &err), 0);
 		sd_bus_error_free(&err);
-		sd_bus_flush_close_unref(bob);
+		gb_close(bob);
 	}
 	/* A new request gets an id after the adopted one. */
 	ck_assert_int_ge(gb_request(alice, "valve", "valve", "input", -1, NULL, false, &path2, &err), 0);
@@ -293,7 +293,7 @@ START_TEST(test_output_survives_kill)
 
 	/* alice leaves: the adopted request goes with her, to its safe state, out of
 	 * the store. */
-	sd_bus_flush_close_unref(alice);
+	gb_close(alice);
 	gb_wait_client_gone(root, me);
 	ck_assert(gb_harness_wait_removed(h, "gbreq-1-0", 5000));
 	ck_assert(!kernel_line(0, &out));
@@ -301,7 +301,7 @@ START_TEST(test_output_survives_kill)
 	ck_assert_int_ne(access(STATE_DIR "/request-1", F_OK), 0);
 	free(path);
 	free(path2);
-	sd_bus_flush_close_unref(root);
+	gb_close(root);
 }
 END_TEST
 
@@ -316,7 +316,7 @@ START_TEST(test_persistent_comes_back)
 	/* A configuration change is recorded: "spare" comes back as an input. */
 	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, path2, GB_IFACE_REQUEST, "SetDirectionInput",
 					    &err, NULL, "au", 0), 0);
-	sd_bus_flush_close_unref(alice);
+	gb_close(alice);
 	ck_assert(gb_harness_wait_n_fds(h, 2, 5000));
 
 	restart(true);
@@ -334,7 +334,7 @@ START_TEST(test_persistent_comes_back)
 	ck_assert(!kernel_line(2, NULL));
 	free(path);
 	free(path2);
-	sd_bus_flush_close_unref(alice);
+	gb_close(alice);
 }
 END_TEST
 
@@ -361,7 +361,7 @@ START_TEST(test_owner_died_while_down)
 	ck_assert_int_eq(gb_harness_n_fds(h), 0);
 	ck_assert(!kernel_line(0, &out));
 	ck_assert_msg(!out, "released without its safe state (still an output)");
-	sd_bus_flush_close_unref(root);
+	gb_close(root);
 }
 END_TEST
 
@@ -393,8 +393,8 @@ START_TEST(test_no_store_releases_to_safe)
 	ck_assert_msg(!out, "a restart without the store did not apply the safe state");
 	ck_assert_int_ne(access(STATE_DIR "/request-1", F_OK), 0);
 	free(path);
-	sd_bus_flush_close_unref(alice);
-	sd_bus_flush_close_unref(root);
+	gb_close(alice);
+	gb_close(root);
 }
 END_TEST
 
@@ -462,8 +462,8 @@ START_TEST(test_corrupt_state)
 	free(path);
 	free(path2);
 	free(path3);
-	sd_bus_flush_close_unref(alice);
-	sd_bus_flush_close_unref(root);
+	gb_close(alice);
+	gb_close(root);
 }
 END_TEST
 
@@ -495,8 +495,8 @@ START_TEST(test_denied_after_restart)
 	ck_assert_msg(log_has("not allowed by the policy after the restart"),
 		      "no log line saying why the request did not come back");
 	free(path);
-	sd_bus_flush_close_unref(alice);
-	sd_bus_flush_close_unref(root);
+	gb_close(alice);
+	gb_close(root);
 }
 END_TEST
 
@@ -547,8 +547,8 @@ START_TEST(test_chip_gone_while_down)
 	ck_assert_int_eq(gb_sim_get_value(sim, 0), 1);
 	free(path);
 	sd_bus_error_free(&err);
-	sd_bus_flush_close_unref(alice);
-	sd_bus_flush_close_unref(root);
+	gb_close(alice);
+	gb_close(root);
 }
 END_TEST
 
@@ -590,8 +590,8 @@ START_TEST(test_part_of_request_lost)
 	ck_assert_msg(!out, "released without its safe state (still an output)");
 	free(path);
 	sd_bus_error_free(&err);
-	sd_bus_flush_close_unref(alice);
-	sd_bus_flush_close_unref(root);
+	gb_close(alice);
+	gb_close(root);
 	gb_sim_chip_free(sim2);
 }
 END_TEST
@@ -618,7 +618,7 @@ START_TEST(test_events_after_restart)
 	ck_assert_uint_eq(gb_get_prop_u64(alice, path, GB_IFACE_REQUEST, "EventsLost"), 0); /* the new broker does not take the old one's events as lost */
 	free(path);
 	sd_bus_slot_unref(slot);
-	sd_bus_flush_close_unref(alice);
+	gb_close(alice);
 }
 END_TEST
 
@@ -982,7 +982,7 @@ static pid_t fake_systemd_start(const char *job_type)
 	}
 	ck_assert_msg(gb_wait_name(bus, "org.freedesktop.systemd1", true, 10000),
 		      "the stand-in for systemd did not get on the bus");
-	sd_bus_flush_close_unref(bus);
+	gb_close(bus);
 	return pid;
 }
 
@@ -1037,8 +1037,8 @@ START_TEST(test_restart_job_keeps_outputs)
 	ck_assert(watch_exists(root, wpath));
 	sd_bus_flush_close_unref(bob);
 	free(path);
-	sd_bus_flush_close_unref(alice);
-	sd_bus_flush_close_unref(root);
+	gb_close(alice);
+	gb_close(root);
 }
 END_TEST
 
@@ -1062,7 +1062,7 @@ START_TEST(test_stop_job_releases)
 	ck_assert(!kernel_line(0, &out));
 	ck_assert_msg(!out, "released without its safe state (still an output)");
 	free(path);
-	sd_bus_flush_close_unref(alice);
+	gb_close(alice);
 }
 END_TEST
 

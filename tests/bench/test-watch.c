@@ -247,10 +247,10 @@ START_TEST(test_three_watchers_one_holder)
 	for (int k = 1; k <= edges; k++)
 		ck_assert_uint_eq(h.ev[k].seq, (uint64_t)k);
 
-	sd_bus_flush_close_unref(alice);
-	sd_bus_flush_close_unref(bob);
-	sd_bus_flush_close_unref(carol);
-	sd_bus_flush_close_unref(alice2);
+	gb_close(alice);
+	gb_close(bob);
+	gb_close(carol);
+	gb_close(alice2);
 }
 END_TEST
 
@@ -297,10 +297,10 @@ START_TEST(test_permission_and_limit)
 	ck_assert_str_eq(s, "gpiod-broker-watch");
 	free(s);
 
-	sd_bus_flush_close_unref(bob);
-	sd_bus_flush_close_unref(carol);
-	sd_bus_flush_close_unref(alice);
-	sd_bus_flush_close_unref(root);
+	gb_close(bob);
+	gb_close(carol);
+	gb_close(alice);
+	gb_close(root);
 }
 END_TEST
 
@@ -341,11 +341,11 @@ START_TEST(test_initial_state_both_levels)
 		wait_n(&w2, 2);
 		ck_assert_int_eq(w.ev[2].kind, h.ev[1].kind);
 		ck_assert_int_eq(w2.ev[1].kind, h.ev[1].kind);
-		sd_bus_flush_close_unref(alice);
-		sd_bus_flush_close_unref(bob);
+		gb_close(alice);
+		gb_close(bob);
 		alice = gb_connect(0);
 		ck_assert(gb_wait_line_used(alice, gb_sim_chip_name(sim), 1, false, 5000));
-		sd_bus_flush_close_unref(alice);
+		gb_close(alice);
 	}
 }
 END_TEST
@@ -381,10 +381,10 @@ START_TEST(test_reconfigure_edges_on_sends_initial_state)
 		toggle(&h, 1, level);
 		ck_assert_int_ne(h.ev[2].kind, 'i');
 		free(path);
-		sd_bus_flush_close_unref(alice);
+		gb_close(alice);
 		alice = gb_connect(0);
 		ck_assert(gb_wait_line_used(alice, gb_sim_chip_name(sim), 1, false, 5000));
-		sd_bus_flush_close_unref(alice);
+		gb_close(alice);
 	}
 }
 END_TEST
@@ -411,7 +411,7 @@ START_TEST(test_unheld_line_then_request)
 					     "Watchers", &err, &reply, "a(su)"), 0);
 	ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "(su)"), 0);
 	ck_assert_int_gt(sd_bus_message_read(reply, "(su)", &name, &uid), 0);
-	sd_bus_get_unique_name(bob, &wname);
+	gb_get_unique_name(bob, &wname);
 	ck_assert_str_eq(name, wname);
 	ck_assert_uint_eq(uid, UID_BOB);
 	ck_assert_int_eq(sd_bus_message_read(reply, "(su)", &name, &uid), 0);
@@ -440,10 +440,10 @@ START_TEST(test_unheld_line_then_request)
 	ck_assert_int_eq(w.ev[5].kind, 'r');
 
 	/* The watcher leaves the bus: the broker lets go of the line. */
-	sd_bus_flush_close_unref(bob);
+	gb_close(bob);
 	ck_assert(gb_wait_line_used(root, gb_sim_chip_name(sim), 2, false, 5000));
-	sd_bus_flush_close_unref(alice);
-	sd_bus_flush_close_unref(root);
+	gb_close(alice);
+	gb_close(root);
 }
 END_TEST
 
@@ -494,8 +494,8 @@ START_TEST(test_reload_revokes_watch)
 	ck_assert_int_lt(sd_bus_call_method(bob, GB_BUS_NAME, w.path, GB_IFACE_WATCH, "Close", &err, NULL, ""), 0);
 	sd_bus_error_free(&err);
 	ck_assert(gb_wait_line_used(root, gb_sim_chip_name(sim), 2, false, 5000));
-	sd_bus_flush_close_unref(bob);
-	sd_bus_flush_close_unref(root);
+	gb_close(bob);
+	gb_close(root);
 }
 END_TEST
 
@@ -577,10 +577,10 @@ START_TEST(test_slow_subscribers_lose_only_their_own)
 	ck_assert_uint_eq(slow_owner.ev[slow_owner.n - 1].seq, (uint64_t)(window + queue + 1));
 	ck_assert_uint_eq(slow_watcher.lost, (uint64_t)(edges - window - queue));
 
-	sd_bus_flush_close_unref(alice);
-	sd_bus_flush_close_unref(bob);
-	sd_bus_flush_close_unref(carol);
-	sd_bus_flush_close_unref(root);
+	gb_close(alice);
+	gb_close(bob);
+	gb_close(carol);
+	gb_close(root);
 }
 END_TEST
 

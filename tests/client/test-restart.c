@@ -11,6 +11,7 @@
 #include <check.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -103,6 +104,14 @@ START_TEST(test_library_follows_a_restarted_broker)
 	broker = gb_harness_start(h, &opts, true);
 	ck_assert(gb_client_wait_count(&b, 1, &seen.restarted, 1, 10000));
 	ck_assert_int_eq(seen.gone, 1);
+	/* On the transport it had: a new private connection to the new broker, unless
+	 * the bus was asked for. */
+	{
+		const char *t = getenv("GPIOBROKER_TRANSPORT");
+
+		ck_assert_int_eq(gpiobroker_get_transport(b), t && strcmp(t, "bus") == 0 ?
+				 GPIOBROKER_TRANSPORT_BUS : GPIOBROKER_TRANSPORT_P2P);
+	}
 	/* The watch came back too: told so, then the level again, then its edges. */
 	ck_assert(gb_client_wait_count(&b, 1, &wseen.initial, 2, 10000));
 	ck_assert_int_eq(wseen.gone, 1);

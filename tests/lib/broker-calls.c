@@ -12,8 +12,11 @@
 #include "org.gpiodbroker1.h"
 #include "timing.h"
 
-void gb_wait_client_gone(sd_bus *bus, const char *unique_name)
+void gb_wait_client_gone(sd_bus *conn, const char *unique_name)
 {
+	/* The bus connection: names are the bus daemon's, and the ordering argument
+	 * below holds on one connection only. */
+	sd_bus *bus = gb_sysbus(conn);
 	sd_bus_slot *slot = NULL;
 	char match[256];
 	int gone = 0;

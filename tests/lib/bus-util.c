@@ -2,6 +2,7 @@
 #include "bus-util.h"
 
 #include <check.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -12,7 +13,89 @@
 #include "org.gpiodbroker1.h"
 #include "timing.h"
 
+/* Private connections and the bus connections that opened them. */
+struct p2p_pair {
+	sd_bus *p2p, *bus;
+	struct p2p_pair *next;
+};
+static struct p2p_pair *pairs;
+
+bool gb_test_p2p(void)
+{
+	const char *t = getenv("GB_TEST_TRANSPORT");
+
+	return t && strcmp(t, "p2p") == 0;
+}
+
+sd_bus *gb_sysbus(sd_bus *bus)
+{
+	for (struct p2p_pair *p = pairs; p; p = p->next)
+		if (p->p2p == bus)
+			return p->bus;
+	return bus;
+}
+
+int gb_get_unique_name(sd_bus *bus, const char **name)
+{
+	return sd_bus_get_unique_name(gb_sysbus(bus), name);
+}
+
+void gb_close(sd_bus *bus)
+{
+	if (!bus)
+		return;
+	for (struct p2p_pair **pp = &pairs; *pp; pp = &(*pp)->next)
+		if ((*pp)->p2p == bus) {
+			struct p2p_pair *p = *pp;
+
+			*pp = p->next;
+			sd_bus_flush_close_unref(p->p2p);
+			sd_bus_flush_close_unref(p->bus);
+			free(p);
+			return;
+		}
+	sd_bus_flush_close_unref(bus);
+}
+
+sd_bus *gb_open_p2p(sd_bus *bus)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	sd_bus *p2p = NULL;
+	int fd, r;
+
+	r = sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "OpenConnection", &err,
+			       &reply, "a{sv}", 0);
+	ck_assert_msg(r >= 0, "OpenConnection: %s", err.message);
+	ck_assert_int_ge(sd_bus_message_read(reply, "h", &fd), 0);
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	ck_assert_int_ge(fd, 0);
+	sd_bus_message_unref(reply);
+	ck_assert_int_ge(sd_bus_new(&p2p), 0);
+	ck_assert_int_ge(sd_bus_set_fd(p2p, fd, fd), 0);
+	ck_assert_int_ge(sd_bus_set_anonymous(p2p, 1), 0);
+	ck_assert_int_ge(sd_bus_start(p2p), 0);
+	return p2p;
+}
+
 sd_bus *gb_connect(uid_t uid)
+{
+	sd_bus *bus = gb_connect_bus(uid);
+	struct p2p_pair *p;
+
+	/* Before the broker runs (a test's own set-up) there is nothing to open. */
+	if (!gb_test_p2p() || !gb_name_has_owner(bus, GB_BUS_NAME))
+		return bus;
+	p = calloc(1, sizeof(*p));
+	ck_assert_ptr_nonnull(p);
+	p->bus = bus;
+	p->p2p = gb_open_p2p(bus);
+	p->next = pairs;
+	pairs = p;
+	return p->p2p;
+}
+
+sd_bus *gb_connect_bus(uid_t uid)
 {
 	gid_t saved[64], groups[64];
 	int n_saved = 0, n_groups = 64;
@@ -51,7 +134,7 @@ bool gb_name_has_owner(sd_bus *bus, const char *name)
 	sd_bus_message *reply = NULL;
 	int has = 0;
 
-	if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+	if (sd_bus_call_method(gb_sysbus(bus), "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
 			       "NameHasOwner", &err, &reply, "s", name) >= 0)
 		sd_bus_message_read(reply, "b", &has);
 	sd_bus_message_unref(reply);
@@ -85,7 +168,7 @@ pid_t gb_fork_client(sd_bus *(*body)(void *userdata), void *userdata, char *name
 
 		close(p[0]);
 		bus = body(userdata);
-		if (!bus || sd_bus_get_unique_name(bus, &me) < 0 || write(p[1], me, strlen(me) + 1) < 0)
+		if (!bus || gb_get_unique_name(bus, &me) < 0 || write(p[1], me, strlen(me) + 1) < 0)
 			_exit(1);
 		for (;;)
 			pause();

@@ -20,8 +20,27 @@
  * A system bus connection made as @p uid (0: root), with the user's groups.
  * The bus daemon records the identity at connect time, so the broker sees the
  * real user. Aborts the test on failure.
+ *
+ * With GB_TEST_TRANSPORT=p2p (make check-p2p) and a broker running, it returns
+ * instead a private connection to the broker (Manager.OpenConnection) opened by
+ * that bus connection: the test's calls and the broker's signals go over it, with
+ * the same identity. The bus connection is kept behind it: gb_sysbus() finds it,
+ * gb_close() closes both. Bus-daemon questions (names, NameOwnerChanged) go
+ * through the helpers below, which use the bus connection.
  */
 sd_bus *gb_connect(uid_t uid);
+/** gb_connect() on the system bus whatever GB_TEST_TRANSPORT says. */
+sd_bus *gb_connect_bus(uid_t uid);
+/** Is GB_TEST_TRANSPORT=p2p? */
+bool gb_test_p2p(void);
+/** A private connection opened by @p bus (a bus connection); the test aborts on failure. */
+sd_bus *gb_open_p2p(sd_bus *bus);
+/** The bus connection behind @p bus (itself if it is one). */
+sd_bus *gb_sysbus(sd_bus *bus);
+/** sd_bus_get_unique_name() of the bus connection behind @p bus. */
+int gb_get_unique_name(sd_bus *bus, const char **name);
+/** Flush and close @p bus, and the bus connection behind it; NULL is ignored. */
+void gb_close(sd_bus *bus);
 
 /** Does @p name (well-known or unique) have an owner on @p bus? false if the call fails. */
 bool gb_name_has_owner(sd_bus *bus, const char *name);

@@ -4,17 +4,34 @@
 #include <check.h>
 #include <poll.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "bus-util.h"
+#include "org.gpiodbroker1.h"
 #include "timing.h"
 
 struct gpiobroker *gb_client_open_as(uid_t uid)
 {
-	sd_bus *bus = gb_connect(uid);
-	struct gpiobroker *b = gpiobroker_open_bus(bus);
+	return gb_client_open_transport(uid, GPIOBROKER_TRANSPORT_AUTO);
+}
 
+struct gpiobroker *gb_client_open_transport(uid_t uid, enum gpiobroker_transport transport)
+{
+	sd_bus *bus = gb_connect_bus(uid);
+	struct gpiobroker *b;
+	const char *t = getenv("GPIOBROKER_TRANSPORT");
+
+	b = gpiobroker_open_bus_transport(bus, transport);
 	ck_assert_ptr_nonnull(b);
+	/* What AUTO gives where a broker runs: the private connection unless the
+	 * environment says bus. */
+	if (transport == GPIOBROKER_TRANSPORT_AUTO)
+		transport = t && strcmp(t, "bus") == 0 ? GPIOBROKER_TRANSPORT_BUS : GPIOBROKER_TRANSPORT_P2P;
+	/* The transport under test is the one in use: no silent fallback. */
+	if (gb_name_has_owner(bus, GB_BUS_NAME))
+		ck_assert_int_eq(gpiobroker_get_transport(b), transport);
 	sd_bus_unref(bus); /* the library holds its own reference */
 	return b;
 }

@@ -21,6 +21,8 @@
  * Aborts the test on failure; gpiobroker_close() it.
  */
 struct gpiobroker *gb_client_open_as(uid_t uid);
+/** gb_client_open_as() on @p transport (asserted to be the one in use). */
+struct gpiobroker *gb_client_open_transport(uid_t uid, enum gpiobroker_transport transport);
 
 /**
  * Run the @p n connections @p bs (8 at most) with poll() on their fds, events and

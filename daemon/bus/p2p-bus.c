@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Manager.OpenConnection(): a private peer-to-peer D-Bus connection to the broker,
+ * one hop instead of two through the bus daemon.
+ *
+ * The broker makes a socketpair, serves its end as an sd-bus server on its own
+ * event loop with the same objects as on the bus, and hands the other end to the
+ * caller. Nothing on that socket can tell who is at the far end (SO_PEERCRED of a
+ * socketpair names the broker, and PrivateUsers= would map a foreign uid to nobody
+ * anyway), so the connection is bound once, here, to the caller as the bus daemon
+ * recorded it: it belongs to the caller's Client (core/client.h) and acts with its
+ * uid and groups for as long as it is open. Authentication on the socket is
+ * therefore anonymous: whoever holds the fd is that client.
+ */
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <systemd/sd-id128.h>
+
+#include "broker.h"
+#include "bus.h"
+#include "client.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "org.gpiodbroker1.h"
+
+static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Broker *b = userdata;
+	Client *c = client_of_conn(b, sd_bus_message_get_bus(m));
+
+	/* The socket closed (the client closed it, exited or was killed): like the
+	 * client leaving the bus, what it held goes now, to its safe state. */
+	if (c) {
+		log_debug("client %s closed its private connection", c->name);
+		manager_client_gone(b, c);
+	}
+	return 0;
+}
+
+/* A started server connection for @p c on @p fd, serving every object. */
+static int new_server(Broker *b, Client *c, int fd, sd_bus **ret)
+{
+	sd_bus *bus = NULL;
+	const char *unique = NULL;
+	sd_id128_t id;
+	int r;
+
+	r = sd_id128_randomize(&id);
+	if (r >= 0)
+		r = sd_bus_new(&bus);
+	if (r >= 0)
+		r = sd_bus_set_fd(bus, fd, fd);
+	if (r >= 0)
+		r = sd_bus_set_server(bus, 1, id);
+	/* Named after its client: how its calls find their Client (client_get()). */
+	if (r >= 0)
+		r = sd_bus_set_description(bus, c->name);
+	/* The identity was bound at open time (see the top of this file). */
+	if (r >= 0)
+		r = sd_bus_set_anonymous(bus, 1);
+	/* What the broker sends carries its bus name, as on the bus: clients that check
+	 * the sender of a signal need not know which way it came. */
+	if (r >= 0 && sd_bus_get_unique_name(b->bus, &unique) >= 0)
+		r = sd_bus_set_sender(bus, unique);
+	if (r >= 0)
+		r = bus_register_objects(b, bus);
+	if (r >= 0)
+		r = sd_bus_match_signal(bus, NULL, NULL, "/org/freedesktop/DBus/Local",
+					"org.freedesktop.DBus.Local", "Disconnected", on_disconnected, b);
+	/* Closed by its Client, never flushed at the loop's exit: a peer that does not
+	 * read must not hold the broker's shutdown. */
+	if (r >= 0)
+		r = sd_bus_set_close_on_exit(bus, 0);
+	if (r >= 0)
+		r = sd_bus_attach_event(bus, b->event, SD_EVENT_PRIORITY_NORMAL);
+	if (r >= 0)
+		r = sd_bus_start(bus);
+	if (r < 0) {
+		if (bus) {
+			sd_bus_close(bus);
+			sd_bus_unref(bus);
+		} else {
+			close(fd);
+		}
+		return r;
+	}
+	*ret = bus;
+	return 0;
+}
+
+int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	Broker *b = userdata;
+	sd_bus *bus = NULL;
+	Client *c;
+	int r, sv[2];
+
+	/* No option is defined yet: an unknown one is refused, not ignored, so that a
+	 * client asking for something this broker lacks knows it. */
+	r = sd_bus_message_enter_container(m, 'a', "{sv}");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_enter_container(m, 'e', "sv");
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		const char *key = "";
+
+		(void)sd_bus_message_read(m, "s", &key);
+		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+					 "unknown option \"%s\" (OpenConnection takes none)", key);
+	}
+	r = client_get(b, m, &c, error);
+	if (r < 0)
+		return r;
+	if (c->n_conns >= GB_MAX_CONNECTIONS_PER_CLIENT)
+		return sd_bus_error_setf(error, GB_ERROR_LIMITS_EXCEEDED,
+					 "%s already has %u private connections (the most a client may "
+					 "hold): close one first", c->name, GB_MAX_CONNECTIONS_PER_CLIENT);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return sd_bus_error_set_errnof(error, errno, "cannot make a socket pair: %m");
+	r = new_server(b, c, sv[0], &bus);
+	if (r >= 0) {
+		r = client_add_conn(c, bus);
+		if (r < 0)
+			sd_bus_close(bus);
+		sd_bus_unref(bus); /* the Client holds it */
+	}
+	if (r < 0) {
+		close(sv[1]);
+		log_warning_errno(r, "cannot open a private connection for %s: %m", c->name);
+		return sd_bus_error_set_errnof(error, -r, "cannot open a private connection: %s",
+					       strerror(-r));
+	}
+	log_debug("client %s (uid %u) opened private connection %u", c->name, (unsigned)c->uid,
+		  c->n_conns);
+	/* The reply carries a copy of the fd; ours goes. */
+	r = sd_bus_reply_method_return(m, "h", sv[1]);
+	close(sv[1]);
+	return r;
+}
