@@ -289,6 +289,50 @@ static bool chip_named(const struct gb_policy_entry *e, const struct gb_chip_ide
 			   (c->label && fnmatch(e->chip, c->label, 0) == 0));
 }
 
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned int x = *(const unsigned int *)a, y = *(const unsigned int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One warning for all of an entry's offsets beyond the chip, as ranges ("4-63"): a
+ * group written for a bigger chip must not flood the journal with a line each. */
+static void beyond_warning(const struct gb_policy_entry *e, const struct gb_chip_ident *c,
+			   char **warnings)
+{
+	_cleanup_free_ unsigned int *o = NULL;
+	char list[200] = "";
+	size_t n = 0, len = 0;
+
+	for (size_t i = 0; i < e->n_offsets; i++)
+		n += e->offsets[i] >= c->num_lines;
+	if (!n || !(o = malloc(n * sizeof(*o))))
+		return;
+	n = 0;
+	for (size_t i = 0; i < e->n_offsets; i++)
+		if (e->offsets[i] >= c->num_lines)
+			o[n++] = e->offsets[i];
+	qsort(o, n, sizeof(*o), cmp_uint);
+	for (size_t i = 0; i < n && len < sizeof(list) - 16;) {
+		size_t j = i;
+
+		while (j + 1 < n && o[j + 1] <= o[j] + 1)
+			j++;
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u", i ? ", " : "", o[i]);
+		if (o[j] != o[i] && len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "-%u", o[j]);
+		i = j + 1;
+		if (i < n && len >= sizeof(list) - 16)
+			snprintf(list + len, sizeof(list) - len, ", ...");
+	}
+	gb_policy_add_error(warnings, e->file, e->lineno,
+			    "[%s %s]: %s %s %s beyond chip %s (%s), which has %u lines: %s nothing there",
+			    e->group ? "group" : "line", e->name, n == 1 ? "offset" : "offsets", list,
+			    n == 1 ? "is" : "are", c->name, c->label ? c->label : "", c->num_lines,
+			    n == 1 ? "it matches" : "they match");
+}
+
 int gb_policy_check_chips(const struct gb_policy *p, const struct gb_chip_ident *chips,
 			  size_t n_chips, char **errors, char **warnings)
 {
@@ -328,14 +372,7 @@ int gb_policy_check_chips(const struct gb_policy *p, const struct gb_chip_ident 
 				found |= c->line_names[l] && strcmp(c->line_names[l], e->line_name) == 0;
 			if (!chip_named(e, c))
 				continue;
-			for (size_t o = 0; o < e->n_offsets; o++)
-				if (e->offsets[o] >= c->num_lines)
-					gb_policy_add_error(warnings, e->file, e->lineno,
-							    "[%s %s]: offset %u is beyond chip %s (%s), "
-							    "which has %u lines: it matches nothing there",
-							    e->group ? "group" : "line", e->name,
-							    e->offsets[o], c->name, c->label ? c->label : "",
-							    c->num_lines);
+			beyond_warning(e, c, warnings);
 		}
 		if (e->line_name && !found)
 			gb_policy_add_error(warnings, e->file, e->lineno,

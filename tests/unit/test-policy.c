@@ -365,7 +365,8 @@ START_TEST(test_check_chips)
 		"[line a]\nchip = sim*\noffset = 100\nusers = 1\ndirections = input\n"
 		"[line b]\nline-name = nowhere\nusers = 1\ndirections = input\n"
 		"[line c]\nline-name = led\nusers = 1\ndirections = input\n"
-		"[line d]\nchip = gpiochip0\noffset = 1\nusers = 1\ndirections = input\n";
+		"[line d]\nchip = gpiochip0\noffset = 1\nusers = 1\ndirections = input\n"
+		"[group e]\nchip = gpiochip0\noffsets = 9, 2-7, 12\nusers = 1\ndirections = input\n";
 	const char *const names[] = { NULL, "led", NULL, NULL };
 	const struct gb_chip_ident chips[] = { { "gpiochip0", "sim-a", 4, names } };
 	char *errors, *warnings = NULL;
@@ -379,7 +380,10 @@ START_TEST(test_check_chips)
 			     "which has 4 lines"), "%s", warnings);
 	ck_assert_msg(strstr(warnings, "t.conf:6: [line b]: no line of the chips present is named 'nowhere'"),
 		      "%s", warnings);
-	ck_assert_uint_eq(gb_policy_count_lines(warnings), 2);
+	/* One warning for a group's offsets beyond the chip, not one each. */
+	ck_assert_msg(strstr(warnings, "t.conf:19: [group e]: offsets 4-7, 9, 12 are beyond chip gpiochip0 "
+			     "(sim-a), which has 4 lines: they match nothing there"), "%s", warnings);
+	ck_assert_uint_eq(gb_policy_count_lines(warnings), 3);
 	free(warnings);
 	warnings = NULL;
 	/* No chip present: nothing to tell. */
