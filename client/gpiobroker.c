@@ -369,7 +369,9 @@ static void follow_new_broker(struct gpiobroker *b, const char *new_owner)
 					       r->is_watch ? "Owner" : "Label", &e, &label) >= 0) {
 			r->broker_unique = strdup(new_owner);
 			r->restarted = r->broker_unique != NULL;
-			r->have_seqno = false;
+			/* The new broker numbers on where the old one stopped: a gap is what
+			 * the old one numbered and never sent, lost like any other. (A broker
+			 * that could not keep the numbering starts lower: no gap is counted.) */
 			r->unacked = 0;
 		}
 		free(label);

@@ -105,8 +105,10 @@ static void pay(Flow *f, uint64_t n)
 
 static void emit_lost(Flow *f, uint64_t n)
 {
-	pay(f, n);
 	emit(f, "EventsLost", "tt", n, f->lost);
+	/* Paid once sent: a broker dying in between makes the next one tell it again
+	 * (counted twice) rather than not at all. */
+	pay(f, n);
 	sd_bus_emit_properties_changed(f->bus, f->path, f->iface, "EventsLost", NULL);
 }
 
@@ -125,9 +127,9 @@ static void send_one(Flow *f, const struct gb_event *ev)
 		/* Not on the bus: as lost as a drop, and said the same way. */
 		f->lost++;
 		f->pending_lost++;
+		owe(f, 1);
 		return;
 	}
-	pay(f, 1);
 	if (!f->inflight) {
 		f->inflight = calloc(f->window, sizeof(*f->inflight));
 		if (!f->inflight)
@@ -195,22 +197,30 @@ static void drop(Flow *f)
 {
 	f->lost++;
 	f->pending_lost++;
+	owe(f, 1);
+}
+
+/* The next broker numbers on from here (the mark). */
+static uint64_t next_seqno(Flow *f)
+{
+	f->seqno++;
+	if (f->mark)
+		f->mark->seqno = f->seqno;
+	return f->seqno;
 }
 
 void flow_push_edge(Flow *f, struct gb_event *ev)
 {
 	ev->lost_before = 0;
-	owe(f, 1);
 	if (!f->to) {
-		pay(f, 1); /* told the only way there is: the property */
 		/* Nobody subscribed (a persistent request): counted, and the next
 		 * subscriber sees it in the EventsLost property and the seqno gap. */
-		ev->seqno = ++f->seqno;
+		ev->seqno = next_seqno(f);
 		f->lost++;
 		return;
 	}
 	if (!f->q_len && !window_full(f)) {
-		ev->seqno = ++f->seqno;
+		ev->seqno = next_seqno(f);
 		ev->lost_before = f->pending_lost;
 		f->pending_lost = 0;
 		send_one(f, ev);
@@ -227,7 +237,7 @@ void flow_push_edge(Flow *f, struct gb_event *ev)
 		drop(f);
 		return;
 	}
-	f->seqno++;
+	next_seqno(f);
 }
 
 void flow_push_initial(Flow *f, struct gb_event *ev)
@@ -274,10 +284,8 @@ int flow_set_dest(Flow *f, Client *to)
 	for (size_t i = 0; i < f->q_len; i++) {
 		const struct gb_event *ev = &f->q[(f->q_head + i) % f->q_cap];
 
-		if (ev->kind != GB_EV_INITIAL) {
+		if (ev->kind != GB_EV_INITIAL)
 			f->lost++;
-			pay(f, 1);
-		}
 		pay(f, ev->lost_before);
 	}
 	pay(f, f->pending_lost);

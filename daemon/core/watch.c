@@ -350,7 +350,10 @@ int watch_adopt(Broker *b, Client *c, Line *l, uint64_t id)
 			unsent = w->mark->count.owed - w->mark->count.paid;
 		src = existed ? w->mark->src : 0;
 		lseq = w->mark->seq[0];
-		w->mark->count = (struct gb_mark_count){ 0 };
+		/* Numbered on: what it numbered and never sent is a gap to the watcher. */
+		if (existed)
+			w->flow.seqno = w->mark->count.seqno;
+		w->mark->count = (struct gb_mark_count){ .seqno = w->flow.seqno };
 		w->flow.mark = &w->mark->count;
 	}
 	have = watch_read_initial(w, fresh, &initial);
@@ -362,7 +365,7 @@ int watch_adopt(Broker *b, Client *c, Line *l, uint64_t id)
 	}
 	log_info("watch %s (%s:%u) restored after a restart for %s uid %u%s", w->path,
 		 l->chip->name, l->offset, c->name, (unsigned)c->uid,
-		 unsent ? ", events the previous broker had not sent counted lost" : "");
+		 unsent ? ", losses the previous broker had not reported counted lost" : "");
 	if (unsent)
 		flow_lost(&w->flow, unsent);
 	if (have)

@@ -142,8 +142,8 @@ static const char *refuse_reason(Request *req, unsigned int n_fds, Client *owner
 	return NULL;
 }
 
-/* The previous broker's event mark: where each kernel request's seqnos stood, and
- * what it had taken on for the subscriber and not sent. Returns that count. */
+/* The previous broker's event mark: where each kernel request's seqnos stood, the
+ * last broker seqno it gave, and the losses it had not reported yet. Returns those. */
 static uint64_t adopt_mark(Broker *b, Request *req)
 {
 	uint64_t unsent = 0;
@@ -159,8 +159,10 @@ static uint64_t adopt_mark(Broker *b, Request *req)
 		}
 		if (req->mark->count.owed > req->mark->count.paid)
 			unsent = req->mark->count.owed - req->mark->count.paid;
+		/* Numbered on: what it numbered and never sent is a gap to the owner. */
+		req->flow.seqno = req->mark->count.seqno;
 	}
-	req->mark->count = (struct gb_mark_count){ 0 };
+	req->mark->count = (struct gb_mark_count){ .seqno = req->flow.seqno };
 	req->flow.mark = &req->mark->count;
 	return unsent;
 }
@@ -242,10 +244,11 @@ static void restore_one(Broker *b, uint64_t id, StatePassed *p)
 		uint64_t unsent = adopt_mark(b, req);
 
 		request_save(req); /* the subscriber may be gone */
-		/* No silent loss: what the old broker read and never sent is lost. */
+		/* No silent loss: losses the old broker had not reported yet are told now
+		 * (what it numbered and never sent shows as a seqno gap). */
 		if (unsent) {
-			log_info("request %s: %" PRIu64 " event(s) the previous broker had read and "
-				 "not sent counted lost", req->path, unsent);
+			log_info("request %s: %" PRIu64 " lost event(s) the previous broker had not "
+				 "reported yet", req->path, unsent);
 			flow_lost(&req->flow, unsent);
 		}
 	}

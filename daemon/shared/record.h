@@ -102,10 +102,15 @@ int gb_watch_record_parse(const char *text, size_t len, uint64_t file_id,
  * The event mark: what a subscriber was told, kept in a file the broker maps
  * MAP_SHARED, so that it outlives a broker that dies and costs no system call to
  * keep current. Per subscriber (a request's owner, a watcher):
- *  - owed: events the broker took on for it (edges pushed to its flow, losses the
- *    kernel reported); paid: those it was told of (sent on the bus, or counted in
- *    an EventsLost signal or, without a subscriber, in the property). A broker that
- *    dies leaves owed - paid: events read from the kernel and never delivered.
+ *  - seqno: the last broker seqno given to one of its events. The next broker goes
+ *    on numbering from there, so events the old one had numbered and never sent
+ *    (queued behind the window, or written when it died) are a seqno gap to the
+ *    subscriber, as events lost on the way are; one it did send is no gap. Counting
+ *    those in EventsLost instead would count an event sent just before the broker
+ *    died and received, since nothing tells the broker it got out.
+ *  - owed: losses it must report (drops, the kernel's gaps); paid: those it has
+ *    reported (EventsLost, or without a subscriber the property). A broker that
+ *    dies leaves owed - paid: losses nobody was told of yet.
  *  - seq: per kernel request (a request's chip k; a watch: seq[0]) the last
  *    kernel seqno handed on (global seqno; a watch: the line seqno), so the next
  *    broker measures the gap to the next event it reads: events the old broker read
@@ -114,11 +119,12 @@ int gb_watch_record_parse(const char *text, size_t len, uint64_t file_id,
  *    broker's own, which does not outlive the broker): seq[0] is in its numbering.
  * Written only by the one broker running; read by the next one at start.
  */
-#define GB_MARK_MAGIC   UINT64_C(0x3130206b72616d67) /* "gmark 01" */
+#define GB_MARK_MAGIC   UINT64_C(0x3230206b72616d67) /* "gmark 02" */
 #define GB_MARK_MAX_SEQ GB_MAX_LINES_PER_REQUEST     /* a request has at most this many chips */
 
 struct gb_mark_count {
 	uint64_t owed, paid;
+	uint64_t seqno;
 };
 
 struct gb_mark {
