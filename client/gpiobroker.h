@@ -490,8 +490,8 @@ enum gpiobroker_event_type {
 	 * After GPIOBROKER_EVENT_BROKER_GONE: a new broker took the request over (a
 	 * crash or "systemctl restart" under systemd, where the request's lines stay in
 	 * the fd store; see gpiod-broker(8), RESTARTS). The request is held as before,
-	 * under the same path, and its events come again. The broker's seqnos start
-	 * again from 1; edges the old broker had read and not sent when it died are
+	 * under the same path, and its events come again, numbered on from the old
+	 * broker's; edges the old broker had read and not sent when it died are
 	 * counted in gpiobroker_event_get_lost() of the next edge. Comes to watch
 	 * handlers too (a watch the new broker took over; its INITIAL_STATE follows).
 	 * Comes only to handlers that kept the request or watch after BROKER_GONE.
