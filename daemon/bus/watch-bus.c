@@ -116,9 +116,10 @@ static int method_close(sd_bus_message *m, void *userdata, sd_bus_error *error)
 
 	if (r < 0)
 		return r;
-	r = sd_bus_reply_method_return(m, NULL);
+	/* Gone before the reply, as Release: the caller may take the line, or look
+	 * for the watch's record, as soon as it has the answer. */
 	watch_close(w, "closed by its owner");
-	return r;
+	return sd_bus_reply_method_return(m, NULL);
 }
 
 static int method_ack(sd_bus_message *m, void *userdata, sd_bus_error *error)

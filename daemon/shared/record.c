@@ -298,6 +298,54 @@ static const char *parse_item(struct gb_record *rec, struct parse_state *ps, con
 	return "unknown key";
 }
 
+typedef const char *(*item_fn)(void *userdata, const char *key, const char *val);
+
+/* Hand each key=value line of a record to @p item, stopping at the first problem
+ * with *lineno at its line: NULL when every line parsed, else what is wrong ("out of
+ * memory" included). */
+static const char *parse_lines(const char *text, size_t len, unsigned int *lineno, item_fn item,
+			       void *userdata)
+{
+	const char *p = text, *end = text + len, *what = NULL;
+
+	*lineno = 0;
+	while (!what && p < end) {
+		const char *nl = memchr(p, '\n', end - p);
+		_cleanup_free_ char *buf = NULL;
+		char *eq;
+
+		++*lineno;
+		if (!nl)
+			return "truncated";
+		if (memchr(p, 0, nl - p))
+			return "NUL byte";
+		buf = strndup(p, nl - p);
+		if (!buf)
+			return "out of memory";
+		p = nl + 1;
+		if (buf[0] == '#' || buf[0] == 0)
+			continue;
+		eq = strchr(buf, '=');
+		if (!eq)
+			return "not key=value";
+		*eq = 0;
+		what = item(userdata, buf, eq + 1);
+	}
+	return what;
+}
+
+struct request_parse {
+	struct gb_record *rec;
+	struct parse_state *ps;
+};
+
+static const char *request_item(void *userdata, const char *key, const char *val)
+{
+	struct request_parse *rp = userdata;
+
+	return parse_item(rp->rec, rp->ps, key, val);
+}
+
 /* The record as a whole, once every line has parsed. */
 static const char *check_whole(const struct gb_record *rec, const struct parse_state *ps,
 			       char *msg, size_t size)
@@ -322,41 +370,12 @@ int gb_record_parse(const char *text, size_t len, uint64_t file_id, struct gb_re
 		    unsigned int *lineno, char *err, size_t errlen)
 {
 	struct parse_state ps = { .file_id = file_id };
-	const char *what = NULL, *p = text, *end = text + len;
+	const char *what;
 	char msg[160];
 
 	gb_record_clear(rec);
 	*lineno = 0;
-	while (!what && p < end) {
-		const char *nl = memchr(p, '\n', end - p);
-		_cleanup_free_ char *buf = NULL;
-		char *eq;
-
-		++*lineno;
-		if (!nl) {
-			what = "truncated";
-			break;
-		}
-		if (memchr(p, 0, nl - p)) {
-			what = "NUL byte";
-			break;
-		}
-		buf = strndup(p, nl - p);
-		if (!buf) {
-			gb_record_clear(rec);
-			return -ENOMEM;
-		}
-		p = nl + 1;
-		if (buf[0] == '#' || buf[0] == 0)
-			continue;
-		eq = strchr(buf, '=');
-		if (!eq) {
-			what = "not key=value";
-			break;
-		}
-		*eq = 0;
-		what = parse_item(rec, &ps, buf, eq + 1);
-	}
+	what = parse_lines(text, len, lineno, request_item, &(struct request_parse){ rec, &ps });
 	if (!what) {
 		*lineno = 0;
 		what = check_whole(rec, &ps, msg, sizeof(msg));
@@ -447,45 +466,29 @@ static const char *parse_watch_item(struct gb_watch_record *rec, unsigned int *s
 	return "unknown key";
 }
 
+struct watch_parse {
+	struct gb_watch_record *rec;
+	unsigned int *seen;
+	uint64_t file_id;
+};
+
+static const char *watch_item(void *userdata, const char *key, const char *val)
+{
+	struct watch_parse *wp = userdata;
+
+	return parse_watch_item(wp->rec, wp->seen, wp->file_id, key, val);
+}
+
 int gb_watch_record_parse(const char *text, size_t len, uint64_t file_id,
 			  struct gb_watch_record *rec, unsigned int *lineno, char *err,
 			  size_t errlen)
 {
-	const char *what = NULL, *p = text, *end = text + len;
+	const char *what;
 	unsigned int seen = 0;
 
 	gb_watch_record_clear(rec);
 	*lineno = 0;
-	while (!what && p < end) {
-		const char *nl = memchr(p, '\n', end - p);
-		_cleanup_free_ char *buf = NULL;
-		char *eq;
-
-		++*lineno;
-		if (!nl) {
-			what = "truncated";
-			break;
-		}
-		if (memchr(p, 0, nl - p)) {
-			what = "NUL byte";
-			break;
-		}
-		buf = strndup(p, nl - p);
-		if (!buf) {
-			gb_watch_record_clear(rec);
-			return -ENOMEM;
-		}
-		p = nl + 1;
-		if (buf[0] == '#' || buf[0] == 0)
-			continue;
-		eq = strchr(buf, '=');
-		if (!eq) {
-			what = "not key=value";
-			break;
-		}
-		*eq = 0;
-		what = parse_watch_item(rec, &seen, file_id, buf, eq + 1);
-	}
+	what = parse_lines(text, len, lineno, watch_item, &(struct watch_parse){ rec, &seen, file_id });
 	if (!what && (seen & SEEN_W_REQUIRED) != SEEN_W_REQUIRED) {
 		*lineno = 0;
 		what = "version, id, uid, owner or line missing";
