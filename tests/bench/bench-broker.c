@@ -187,16 +187,28 @@ static char *spec(unsigned int off)
 	return buf;
 }
 
-static void broker_setget(struct gpiobroker *b, struct pct *set, struct pct *get)
+/* One request for a figure: over the broker, or direct (flags), which must be granted. */
+static struct gpiobroker_request *bench_request(struct gpiobroker *b, size_t n, const char *const *lines,
+						const struct gpiobroker_line_settings *s,
+						const char *label, unsigned int flags)
+{
+	struct gpiobroker_request *r = gpiobroker_request_array(b, n, lines, s, label, flags);
+
+	ck_assert_msg(r != NULL, "%s", gpiobroker_last_error_message(b));
+	ck_assert(gpiobroker_request_is_direct(r) == !!(flags & GPIOBROKER_REQUEST_DIRECT));
+	return r;
+}
+
+static void broker_setget(struct gpiobroker *b, unsigned int flags, struct pct *set, struct pct *get)
 {
 	struct gpiobroker_line_settings s;
+	const char *line = spec(LINE_OUT);
 	struct gpiobroker_request *r;
 	long long *t = calloc(iters, sizeof(*t));
 
 	gpiobroker_line_settings_init(&s);
 	s.direction = GPIOBROKER_DIRECTION_OUTPUT;
-	r = gpiobroker_request(b, spec(LINE_OUT), "bench", &s);
-	ck_assert_ptr_nonnull(r);
+	r = bench_request(b, 1, &line, &s, "bench", flags);
 	for (int i = 0; i < iters; i++) {
 		long long t0 = gb_now_ns();
 
@@ -249,103 +261,7 @@ static void wait_events(struct gpiobroker *b, struct edge_rec *rec, int want, in
 	}
 }
 
-static void broker_edges(struct gpiobroker *b, struct pct *lat)
-{
-	struct gpiobroker_line_settings s;
-	struct gpiobroker_request *r;
-	struct edge_rec rec = { .lat = calloc(edges, sizeof(long long)), .max = edges };
-
-	gpiobroker_line_settings_init(&s);
-	s.direction = GPIOBROKER_DIRECTION_INPUT;
-	s.edge = GPIOBROKER_EDGE_BOTH;
-	r = gpiobroker_request(b, spec(LINE_EDGE), "bench-edge", &s);
-	ck_assert_ptr_nonnull(r);
-	ck_assert_int_eq(gpiobroker_to_irq(r, on_edge, &rec), 0);
-	for (int i = 0; i < edges; i++) {
-		ck_assert_int_eq(gb_sim_set_pull(sim, LINE_EDGE, !(i & 1)), 0);
-		wait_events(b, &rec, i + 1, 5000);
-		ck_assert_int_eq(rec.n, i + 1);
-	}
-	*lat = pct_us(rec.lat, edges);
-	ck_assert_int_eq(gpiobroker_free(r), 0);
-	free(rec.lat);
-}
-
-static void broker_burst(struct gpiobroker *b, int *sent, int *delivered, uint64_t *lost)
-{
-	const char *lines[BURST_LINES];
-	char names[BURST_LINES][64];
-	struct gpiobroker_line_settings s[BURST_LINES];
-	struct gpiobroker_request *r;
-	struct edge_rec rec = { .lat = calloc(BURST_LINES * BURST_ROUNDS, sizeof(long long)),
-				.max = BURST_LINES * BURST_ROUNDS };
-
-	for (int i = 0; i < BURST_LINES; i++) {
-		snprintf(names[i], sizeof(names[i]), "%s:%d", chip, BURST_FIRST + i);
-		lines[i] = names[i];
-		gpiobroker_line_settings_init(&s[i]);
-		s[i].direction = GPIOBROKER_DIRECTION_INPUT;
-		s[i].edge = GPIOBROKER_EDGE_BOTH;
-	}
-	r = gpiobroker_request_array(b, BURST_LINES, lines, s, "bench-burst", 0);
-	ck_assert_ptr_nonnull(r);
-	ck_assert_int_eq(gpiobroker_to_irq(r, on_edge, &rec), 0);
-	*sent = 0;
-	for (int round = 0; round < BURST_ROUNDS; round++) {
-		/* Every line once per round: no two edges of one line coalesce. */
-		for (int i = 0; i < BURST_LINES; i++)
-			ck_assert_int_eq(gb_sim_set_pull(sim, BURST_FIRST + i, !(round & 1)), 0);
-		*sent += BURST_LINES;
-		wait_events(b, &rec, *sent, 2000);
-	}
-	*delivered = rec.n;
-	*lost = gpiobroker_request_get_events_lost(r);
-	ck_assert_int_eq(gpiobroker_free(r), 0);
-	free(rec.lat);
-}
-
-/* --- direct requests ---------------------------------------------------------- */
-
-static struct gpiobroker_request *fd_request(struct gpiobroker *b, size_t n, const char *const *lines,
-					     const struct gpiobroker_line_settings *s, const char *label)
-{
-	struct gpiobroker_request *r = gpiobroker_request_array(b, n, lines, s, label,
-								GPIOBROKER_REQUEST_DIRECT);
-
-	ck_assert_msg(r != NULL, "%s", gpiobroker_last_error_message(b));
-	ck_assert(gpiobroker_request_is_direct(r));
-	return r;
-}
-
-static void fd_setget(struct gpiobroker *b, struct pct *set, struct pct *get)
-{
-	struct gpiobroker_line_settings s;
-	const char *line = spec(LINE_OUT);
-	struct gpiobroker_request *r;
-	long long *t = calloc(iters, sizeof(*t));
-
-	gpiobroker_line_settings_init(&s);
-	s.direction = GPIOBROKER_DIRECTION_OUTPUT;
-	r = fd_request(b, 1, &line, &s, "bench-direct");
-	for (int i = 0; i < iters; i++) {
-		long long t0 = gb_now_ns();
-
-		ck_assert_int_eq(gpiobroker_set_value(r, 0, i & 1), 0);
-		t[i] = gb_now_ns() - t0;
-	}
-	*set = pct_us(t, iters);
-	for (int i = 0; i < iters; i++) {
-		long long t0 = gb_now_ns();
-
-		ck_assert_int_ge(gpiobroker_get_value(r, 0), 0);
-		t[i] = gb_now_ns() - t0;
-	}
-	*get = pct_us(t, iters);
-	ck_assert_int_eq(gpiobroker_free(r), 0);
-	free(t);
-}
-
-static void fd_edges(struct gpiobroker *b, struct pct *lat)
+static void broker_edges(struct gpiobroker *b, unsigned int flags, struct pct *lat)
 {
 	struct gpiobroker_line_settings s;
 	const char *line = spec(LINE_EDGE);
@@ -355,7 +271,7 @@ static void fd_edges(struct gpiobroker *b, struct pct *lat)
 	gpiobroker_line_settings_init(&s);
 	s.direction = GPIOBROKER_DIRECTION_INPUT;
 	s.edge = GPIOBROKER_EDGE_BOTH;
-	r = fd_request(b, 1, &line, &s, "bench-direct-edge");
+	r = bench_request(b, 1, &line, &s, "bench-edge", flags);
 	ck_assert_int_eq(gpiobroker_to_irq(r, on_edge, &rec), 0);
 	for (int i = 0; i < edges; i++) {
 		ck_assert_int_eq(gb_sim_set_pull(sim, LINE_EDGE, !(i & 1)), 0);
@@ -367,7 +283,8 @@ static void fd_edges(struct gpiobroker *b, struct pct *lat)
 	free(rec.lat);
 }
 
-static void fd_burst(struct gpiobroker *b, int *sent, int *delivered, uint64_t *lost)
+static void broker_burst(struct gpiobroker *b, unsigned int flags, int *sent, int *delivered,
+			 uint64_t *lost)
 {
 	const char *lines[BURST_LINES];
 	char names[BURST_LINES][64];
@@ -383,11 +300,12 @@ static void fd_burst(struct gpiobroker *b, int *sent, int *delivered, uint64_t *
 		s[i].direction = GPIOBROKER_DIRECTION_INPUT;
 		s[i].edge = GPIOBROKER_EDGE_BOTH;
 	}
-	r = fd_request(b, BURST_LINES, lines, s, "bench-direct-burst");
+	r = bench_request(b, BURST_LINES, lines, s, "bench-burst", flags);
 	ck_assert_int_eq(gpiobroker_to_irq(r, on_edge, &rec), 0);
 	*sent = 0;
-	/* broker_burst() left the lines low (an even number of rounds). */
+	/* An even number of rounds: each burst leaves the lines low for the next. */
 	for (int round = 0; round < BURST_ROUNDS; round++) {
+		/* Every line once per round: no two edges of one line coalesce. */
 		for (int i = 0; i < BURST_LINES; i++)
 			ck_assert_int_eq(gb_sim_set_pull(sim, BURST_FIRST + i, !(round & 1)), 0);
 		*sent += BURST_LINES;
@@ -484,9 +402,9 @@ static void bench_p2p_calls(struct p2p_figures *f)
 {
 	struct gpiobroker *b = gb_client_open_transport(UID_ALICE, GPIOBROKER_TRANSPORT_P2P);
 
-	broker_setget(b, &f->set, &f->get);
-	broker_edges(b, &f->edge);
-	broker_burst(b, &f->sent, &f->delivered, &f->lost);
+	broker_setget(b, 0, &f->set, &f->get);
+	broker_edges(b, 0, &f->edge);
+	broker_burst(b, 0, &f->sent, &f->delivered, &f->lost);
 	gpiobroker_close(b);
 }
 
@@ -560,14 +478,14 @@ START_TEST(test_bench)
 	out_mem("idle", broker);
 	ping = bus_rtt(root, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping");
 	b = gb_client_open_transport(UID_ALICE, GPIOBROKER_TRANSPORT_BUS);
-	broker_setget(b, &b_set, &b_get);
+	broker_setget(b, 0, &b_set, &b_get);
 	cpu0 = gb_proc_cpu_ns(broker);
-	broker_edges(b, &b_edge);
-	broker_burst(b, &sent, &delivered, &lost);
+	broker_edges(b, 0, &b_edge);
+	broker_burst(b, 0, &sent, &delivered, &lost);
 	cpu1 = gb_proc_cpu_ns(broker);
-	fd_setget(b, &f_set, &f_get);
-	fd_edges(b, &f_edge);
-	fd_burst(b, &f_sent, &f_delivered, &f_lost);
+	broker_setget(b, GPIOBROKER_REQUEST_DIRECT, &f_set, &f_get);
+	broker_edges(b, GPIOBROKER_REQUEST_DIRECT, &f_edge);
+	broker_burst(b, GPIOBROKER_REQUEST_DIRECT, &f_sent, &f_delivered, &f_lost);
 	gpiobroker_close(b);
 	bench_p2p_calls(&p2p);
 	many_clients(broker, GPIOBROKER_TRANSPORT_BUS, "", &rss_idle, &rss_many, &fds, &holding);
