@@ -108,26 +108,6 @@ static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event
 	r->n++;
 }
 
-static struct gpiobroker_line_settings out_settings(int v)
-{
-	struct gpiobroker_line_settings s;
-
-	gpiobroker_line_settings_init(&s);
-	s.direction = GPIOBROKER_DIRECTION_OUTPUT;
-	s.value = v;
-	return s;
-}
-
-static struct gpiobroker_line_settings in_settings(void)
-{
-	struct gpiobroker_line_settings s;
-
-	gpiobroker_line_settings_init(&s);
-	s.direction = GPIOBROKER_DIRECTION_INPUT;
-	s.edge = GPIOBROKER_EDGE_BOTH;
-	return s;
-}
-
 /* GetLineFds must fail with @p want, its message containing @p needle. */
 static void expect_fds_error(sd_bus *bus, const char *path, const char *want, const char *needle)
 {
@@ -142,7 +122,7 @@ static void expect_fds_error(sd_bus *bus, const char *path, const char *want, co
 START_TEST(test_policy_gate)
 {
 	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
-	struct gpiobroker_line_settings s = out_settings(0);
+	struct gpiobroker_line_settings s = gb_output_settings(0);
 	const char *line = "slow";
 	struct gpiobroker_request *req;
 	sd_bus *other = gb_connect(UID_BOB);
@@ -199,7 +179,7 @@ END_TEST
 START_TEST(test_values_and_edges)
 {
 	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
-	struct gpiobroker_line_settings s[2] = { out_settings(0), in_settings() };
+	struct gpiobroker_line_settings s[2] = { gb_output_settings(0), gb_input_edge_settings() };
 	const char *lines[2] = { "out", "in" };
 	struct gpiobroker_request *req;
 	struct rec r = { 0 };
@@ -260,7 +240,7 @@ END_TEST
 START_TEST(test_burst)
 {
 	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
-	struct gpiobroker_line_settings s = in_settings();
+	struct gpiobroker_line_settings s = gb_input_edge_settings();
 	const char *line = "in";
 	struct gpiobroker_request *req;
 	struct rec r = { 0 };
@@ -294,7 +274,7 @@ END_TEST
 static sd_bus *killed_body(void *userdata)
 {
 	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
-	struct gpiobroker_line_settings s = out_settings(0);
+	struct gpiobroker_line_settings s = gb_output_settings(0);
 	const char *line = "out";
 	struct gpiobroker_request *req = gpiobroker_request_array(b, 1, &line, &s, "fast",
 								  GPIOBROKER_REQUEST_DIRECT);
@@ -331,7 +311,7 @@ END_TEST
 START_TEST(test_reload_report)
 {
 	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
-	struct gpiobroker_line_settings s = out_settings(1);
+	struct gpiobroker_line_settings s = gb_output_settings(1);
 	const char *line = "out";
 	struct gpiobroker_request *req;
 	sd_bus *root = gb_connect(0);
@@ -390,7 +370,7 @@ static void on_watch(struct gpiobroker_watch *w, const struct gpiobroker_event *
 START_TEST(test_watch_busy)
 {
 	struct gpiobroker *a = gb_client_open_as(UID_ALICE), *c = gb_client_open_as(UID_CAROL);
-	struct gpiobroker_line_settings s = in_settings();
+	struct gpiobroker_line_settings s = gb_input_edge_settings();
 	const char *line = "in";
 	struct gpiobroker_request *req;
 	struct gpiobroker_watch *w;

@@ -90,30 +90,10 @@ static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event
 		ck_assert_int_eq(gpiobroker_free(req), 0);
 }
 
-static struct gpiobroker_line_settings output(int value)
-{
-	struct gpiobroker_line_settings s;
-
-	gpiobroker_line_settings_init(&s);
-	s.direction = GPIOBROKER_DIRECTION_OUTPUT;
-	s.value = value;
-	return s;
-}
-
-static struct gpiobroker_line_settings input_edges(void)
-{
-	struct gpiobroker_line_settings s;
-
-	gpiobroker_line_settings_init(&s);
-	s.direction = GPIOBROKER_DIRECTION_INPUT;
-	s.edge = GPIOBROKER_EDGE_BOTH;
-	return s;
-}
-
 START_TEST(test_request_values_directions)
 {
 	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
-	struct gpiobroker_line_settings s = output(1);
+	struct gpiobroker_line_settings s = gb_output_settings(1);
 	struct gpiobroker_request *req;
 	char *label;
 
@@ -169,17 +149,17 @@ START_TEST(test_array_atomic_and_multi_values)
 {
 	struct gpiobroker *a = gb_client_open_as(UID_ALICE), *c = gb_client_open_as(UID_CAROL);
 	const char *const lines[3] = { "reset", "motor", "gblib:4" };
-	struct gpiobroker_line_settings s[3] = { output(1), output(0), output(1) };
+	struct gpiobroker_line_settings s[3] = { gb_output_settings(1), gb_output_settings(0), gb_output_settings(1) };
 	const unsigned int idx[2] = { 2, 0 };
 	const int set[2] = { 0, 0 };
 	struct gpiobroker_request *req, *other, *got;
 	int v[3];
 
 	/* Carol holds "door": the three-line request fails whole, nothing held. */
-	s[0] = input_edges();
+	s[0] = gb_input_edge_settings();
 	other = gpiobroker_request(c, "door", "carol", &s[0]);
 	ck_assert_ptr_nonnull(other);
-	s[0] = output(1);
+	s[0] = gb_output_settings(1);
 	req = gpiobroker_request_array(a, 3, lines, s, "trio", 0);
 	ck_assert_ptr_null(req);
 	ck_assert_int_eq(errno, EBUSY);
@@ -235,7 +215,7 @@ END_TEST
 START_TEST(test_errors_have_names)
 {
 	struct gpiobroker *a = gb_client_open_as(UID_ALICE), *b = gb_client_open_as(UID_BOB);
-	struct gpiobroker_line_settings s = output(0);
+	struct gpiobroker_line_settings s = gb_output_settings(0);
 	struct gpiobroker_request *req, *theirs;
 	struct gpiobroker_request_info *info;
 	char *path = NULL, *c = NULL;
@@ -264,7 +244,7 @@ START_TEST(test_errors_have_names)
 	ck_assert_int_eq(gpiobroker_find_line(a, "gblib:99", NULL, NULL, NULL), -ENOENT);
 
 	/* Alice's persistent request: Bob can see it but not use or release it. */
-	s = output(1);
+	s = gb_output_settings(1);
 	req = gpiobroker_request_array(a, 1, (const char *const[]){ "motor" }, &s, "alices",
 				       GPIOBROKER_REQUEST_PERSISTENT);
 	ck_assert_ptr_nonnull(req);
@@ -299,7 +279,7 @@ END_TEST
 START_TEST(test_no_broker)
 {
 	struct gpiobroker *b = gpiobroker_open_address("unix:path=/run/dbus/system_bus_socket");
-	struct gpiobroker_line_settings s = output(0);
+	struct gpiobroker_line_settings s = gb_output_settings(0);
 
 	ck_assert_ptr_nonnull(b);
 	ck_assert_int_eq(gb_broker_stop(broker), 0);
@@ -315,7 +295,7 @@ END_TEST
 START_TEST(test_edges_in_order)
 {
 	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
-	struct gpiobroker_line_settings s = input_edges();
+	struct gpiobroker_line_settings s = gb_input_edge_settings();
 	struct gpiobroker_request *req;
 	struct rec r = { 0 };
 	const int toggles = 6;
@@ -357,7 +337,7 @@ START_TEST(test_lost_counted_from_seqno_gaps)
 {
 	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	sd_bus *other = gb_connect(UID_ALICE);
-	struct gpiobroker_line_settings s = input_edges();
+	struct gpiobroker_line_settings s = gb_input_edge_settings();
 	struct gpiobroker_request *req;
 	struct rec r = { 0 };
 	int elsewhere = 0;
@@ -395,7 +375,7 @@ END_TEST
 START_TEST(test_lost_counted_from_kernel_overflow)
 {
 	struct gpiobroker *b = gb_client_open_as(UID_BOB);
-	struct gpiobroker_line_settings s[2] = { input_edges(), input_edges() };
+	struct gpiobroker_line_settings s[2] = { gb_input_edge_settings(), gb_input_edge_settings() };
 	struct gpiobroker_request *req;
 	struct rec r = { 0 };
 	uint64_t lost = 0;
@@ -436,7 +416,7 @@ START_TEST(test_forged_signals_ignored)
 {
 	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
 	sd_bus *mallory = gb_connect(UID_BOB);
-	struct gpiobroker_line_settings s = input_edges();
+	struct gpiobroker_line_settings s = gb_input_edge_settings();
 	struct gpiobroker_request *req;
 	sd_bus_message *m = NULL;
 	const char *me;
@@ -470,7 +450,7 @@ START_TEST(test_chip_gone)
 {
 	struct gb_sim_chip *hot = gb_sim_chip_new("gbhot", 2, NULL);
 	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
-	struct gpiobroker_line_settings s = input_edges();
+	struct gpiobroker_line_settings s = gb_input_edge_settings();
 	struct gpiobroker_request *req;
 	struct rec r = { 0 };
 
@@ -494,7 +474,7 @@ END_TEST
 START_TEST(test_broker_gone)
 {
 	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
-	struct gpiobroker_line_settings s = input_edges();
+	struct gpiobroker_line_settings s = gb_input_edge_settings();
 	struct gpiobroker_request *req = gpiobroker_request(b, "button", "orphan", &s);
 	struct rec r = { 0 };
 
@@ -545,7 +525,7 @@ static int on_give_up(sd_event_source *src, uint64_t usec, void *u)
 START_TEST(test_sd_event)
 {
 	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
-	struct gpiobroker_line_settings s = input_edges();
+	struct gpiobroker_line_settings s = gb_input_edge_settings();
 	struct gpiobroker_request *req = gpiobroker_request(b, "button", "loop", &s);
 	struct loop_state st = { 0 };
 	sd_event_source *tick = NULL;
@@ -573,7 +553,7 @@ END_TEST
 /* In a child: carol, for good, drives the motor through the library. */
 static sd_bus *carol_drives_motor(void *userdata)
 {
-	struct gpiobroker_line_settings s = output(1);
+	struct gpiobroker_line_settings s = gb_output_settings(1);
 	struct gpiobroker *b;
 
 	gb_become(UID_CAROL);

@@ -92,3 +92,23 @@ bool gb_client_wait_count(struct gpiobroker *const *bs, int n, const int *count,
 		ck_assert_int_ge(poll(p, n, ms), 0);
 	}
 }
+
+struct gpiobroker_line_settings gb_output_settings(int value)
+{
+	struct gpiobroker_line_settings s;
+
+	gpiobroker_line_settings_init(&s);
+	s.direction = GPIOBROKER_DIRECTION_OUTPUT;
+	s.value = value;
+	return s;
+}
+
+struct gpiobroker_line_settings gb_input_edge_settings(void)
+{
+	struct gpiobroker_line_settings s;
+
+	gpiobroker_line_settings_init(&s);
+	s.direction = GPIOBROKER_DIRECTION_INPUT;
+	s.edge = GPIOBROKER_EDGE_BOTH;
+	return s;
+}

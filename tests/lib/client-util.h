@@ -31,4 +31,9 @@ struct gpiobroker *gb_client_open_transport(uid_t uid, enum gpiobroker_transport
  */
 bool gb_client_wait_count(struct gpiobroker *const *bs, int n, const int *count, int target, int timeout_ms);
 
+/** Settings of an output driven to @p value. */
+struct gpiobroker_line_settings gb_output_settings(int value);
+/** Settings of an input reporting both edges. */
+struct gpiobroker_line_settings gb_input_edge_settings(void);
+
 #endif
