@@ -1258,8 +1258,10 @@ static int call(struct gpiobroker *b, sd_bus_message *m, int r, sd_bus_message *
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 
+	/* On the connection the message was made for: conn() may have dropped the
+	 * private one since. */
 	if (r >= 0)
-		r = sd_bus_call(CONN(b), m, 0, &e, reply);
+		r = sd_bus_call(sd_bus_message_get_bus(m), m, 0, &e, reply);
 	sd_bus_message_unref(m);
 	if (r < 0)
 		return fail(b, &e, r);
@@ -1270,11 +1272,57 @@ static int call(struct gpiobroker *b, sd_bus_message *m, int r, sd_bus_message *
 /* Index i of a multi-line call: idx[i], or i when idx is NULL. */
 #define IDX(idx, i) ((uint32_t)((idx) ? (idx)[i] : (i)))
 
+static bool disconnected(int r)
+{
+	return r == -ECONNRESET || r == -ENOTCONN || r == -EPIPE || r == -ESHUTDOWN;
+}
+
+/*
+ * GetValues (au, values NULL) and SetValues / SetDirectionOutput (a(ub)): the calls
+ * made most. They skip conn()'s check that the private connection is alive (a
+ * system call each time, as much as a third of a round trip on a small board);
+ * what they do can be done twice, so one that finds the connection dead (the broker
+ * went) simply goes again over the bus, to whoever is the broker now.
+ */
+static int call_values(struct gpiobroker_request *req, const char *method, size_t n,
+		       const unsigned int idx[], const int values[], sd_bus_message **reply)
+{
+	struct gpiobroker *b = req->b;
+	int r;
+
+	for (int attempt = 0;; attempt++) {
+		sd_bus *bus = attempt ? CONN(b) : b->p2p && sd_bus_is_open(b->p2p) > 0 ? b->p2p : CONN(b);
+		sd_bus_error e = SD_BUS_ERROR_NULL;
+		sd_bus_message *m = NULL;
+
+		r = sd_bus_message_new_method_call(bus, &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, method);
+		if (r >= 0)
+			r = sd_bus_message_open_container(m, 'a', values ? "(ub)" : "u");
+		for (size_t i = 0; r >= 0 && i < n; i++)
+			r = values ? sd_bus_message_append(m, "(ub)", IDX(idx, i), values[i] ? 1 : 0) :
+				     sd_bus_message_append(m, "u", IDX(idx, i));
+		if (r >= 0)
+			r = sd_bus_message_close_container(m);
+		if (r >= 0)
+			r = sd_bus_call(bus, m, 0, &e, reply);
+		sd_bus_message_unref(m);
+		/* Not an answer: the connection itself went (sd-bus has closed it). */
+		if (r < 0 && !attempt && bus == b->p2p && disconnected(r) && sd_bus_is_open(bus) <= 0) {
+			sd_bus_error_free(&e);
+			p2p_drop(b, false);
+			continue;
+		}
+		if (r < 0)
+			return fail(b, &e, r);
+		clear_error(b);
+		return 0;
+	}
+}
+
 /* SetValues / SetDirectionOutput: a(ub). */
 static int call_index_values(struct gpiobroker_request *req, const char *method, size_t n,
 			     const unsigned int idx[], const int values[])
 {
-	sd_bus_message *m = NULL;
 	int r;
 
 	if (!values && n)
@@ -1283,14 +1331,7 @@ static int call_index_values(struct gpiobroker_request *req, const char *method,
 		r = gb_direct_set(req->direct, n, idx, values);
 		return r < 0 ? fail(req->b, NULL, r) : (clear_error(req->b), 0);
 	}
-	r = sd_bus_message_new_method_call(CONN(req->b), &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST, method);
-	if (r >= 0)
-		r = sd_bus_message_open_container(m, 'a', "(ub)");
-	for (size_t i = 0; r >= 0 && i < n; i++)
-		r = sd_bus_message_append(m, "(ub)", IDX(idx, i), values[i] ? 1 : 0);
-	if (r >= 0)
-		r = sd_bus_message_close_container(m);
-	return call(req->b, m, r, NULL);
+	return call_values(req, method, n, idx, values ? values : (const int[]){ 0 }, NULL);
 }
 
 GB_EXPORT int gpiobroker_direction_input(struct gpiobroker_request *req, unsigned int index)
@@ -1325,7 +1366,7 @@ GB_EXPORT int gpiobroker_set_value(struct gpiobroker_request *req, unsigned int 
 GB_EXPORT int gpiobroker_get_values(struct gpiobroker_request *req, size_t n,
 				    const unsigned int idx[], int values[])
 {
-	sd_bus_message *m = NULL, *reply = NULL;
+	sd_bus_message *reply = NULL;
 	size_t got = 0;
 	int r, v;
 
@@ -1335,17 +1376,9 @@ GB_EXPORT int gpiobroker_get_values(struct gpiobroker_request *req, size_t n,
 		r = gb_direct_get(req->direct, n, idx, values);
 		return r < 0 ? fail(req->b, NULL, r) : (clear_error(req->b), 0);
 	}
-	r = sd_bus_message_new_method_call(CONN(req->b), &m, GB_BUS_NAME, req->path, GB_IFACE_REQUEST,
-					   "GetValues");
-	if (r >= 0)
-		r = sd_bus_message_open_container(m, 'a', "u");
 	/* Always explicit indices: an empty array would mean "all", which is n lines
 	 * only if the caller counted right. */
-	for (size_t i = 0; r >= 0 && i < n; i++)
-		r = sd_bus_message_append(m, "u", IDX(idx, i));
-	if (r >= 0)
-		r = sd_bus_message_close_container(m);
-	r = call(req->b, m, r, &reply);
+	r = call_values(req, "GetValues", n, idx, NULL, &reply);
 	if (r < 0)
 		return r;
 	r = sd_bus_message_enter_container(reply, 'a', "b");

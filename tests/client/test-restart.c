@@ -158,6 +158,40 @@ START_TEST(test_library_follows_a_restarted_broker)
 }
 END_TEST
 
+/* A program that only sets and gets, never running the library's events: after a
+ * broker restart its next calls find the private connection dead, and go to the new
+ * broker, which has taken the request over. */
+START_TEST(test_calls_without_events_follow_a_restart)
+{
+	struct gb_sim_chip *sim = gb_sim_chip_new("gbclrst", 2, names);
+	struct gb_harness *h = gb_harness_new();
+	struct gpiobroker_line_settings s = gb_output_settings(0);
+	struct gpiobroker_request *req;
+	struct gpiobroker *b;
+	pid_t broker;
+
+	ck_assert_ptr_nonnull(sim);
+	ck_assert_int_eq(system("rm -rf /run/gb-test-client-state"), 0);
+	broker = gb_harness_start(h, &opts, true);
+	b = gb_client_open_as(UID_ALICE);
+	req = gpiobroker_request(b, "gbclrst:1", "spare-ctl", &s);
+	ck_assert_msg(req != NULL, "%s", gpiobroker_last_error_message(b));
+	ck_assert(gb_harness_wait_n_fds(h, 1, 5000));
+
+	gb_broker_kill(broker);
+	broker = gb_harness_start(h, &opts, true);
+	ck_assert_msg(gpiobroker_set_value(req, 0, 1) == 0, "%s", gpiobroker_last_error_message(b));
+	ck_assert_int_eq(gb_sim_get_value(sim, 1), 1);
+	ck_assert_int_eq(gpiobroker_get_value(req, 0), 1);
+	ck_assert_int_eq(gpiobroker_free(req), 0);
+	gpiobroker_close(b);
+
+	ck_assert_int_eq(gb_broker_stop(broker), 0);
+	gb_harness_free(h);
+	gb_sim_chip_free(sim);
+}
+END_TEST
+
 /* A direct request across a restart: its fds go to the store and come back to the
  * new broker, which takes it over still direct (its record says so), reads no
  * edges of it, and leaves the level the owner drove through its fd as it is. */
@@ -241,5 +275,6 @@ int main(int argc, char **argv)
 	tc = gb_tcase_new(s, "restart", NULL, NULL, 120 * gb_slow());
 	tcase_add_test(tc, test_library_follows_a_restarted_broker);
 	tcase_add_test(tc, test_direct_request_survives_a_restart);
+	tcase_add_test(tc, test_calls_without_events_follow_a_restart);
 	return gb_run_suite(s);
 }
