@@ -15,6 +15,7 @@
 #include "chip.h"
 #include "client.h"
 #include "irq.h"
+#include "journal.h"
 #include "log.h"
 #include "macro.h"
 #include "org.gpiodbroker1.h"
@@ -487,6 +488,15 @@ void watch_revalidate(Broker *b)
 		if (gb_policy_check_watch(b->policy, &id, &caller, &max, reason, sizeof(reason)) == 0)
 			continue;
 		snprintf(why, sizeof(why), "revoked by a policy reload: %s", reason);
+		{
+			struct gb_log_fields f = {};
+
+			journal_message_id(&f, GB_MESSAGE_REVOKED);
+			journal_line(&f, w->line);
+			journal_caller(&f, w->client->uid, w->client->name);
+			log_struct(LOG_NOTICE, &f, "watch %s (%s:%u) %s", w->path, w->line->chip->name,
+				   w->line->offset, why);
+		}
 		flow_signal(&w->flow, "Revoked", "s", why);
 		watch_close(w, why);
 		i = 0;

@@ -19,6 +19,7 @@
 #include "access.h"
 #include "chip.h"
 #include "client.h"
+#include "journal.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
@@ -97,7 +98,16 @@ static void apply_safe_without_fd(ReqChip *rc)
 				  req->path, rc->chip_name);
 		return;
 	}
-	log_info("request %s: %u line(s) on %s put in their safe state", req->path, n, rc->chip_name);
+	{
+		struct gb_log_fields f = {};
+
+		journal_message_id(&f, GB_MESSAGE_SAFE_STATE);
+		request_journal(req, &f, false);
+		for (unsigned int i = 0; i < n; i++)
+			journal_line(&f, &rc->chip->lines[offs[i]]);
+		log_struct(LOG_INFO, &f, "request %s (\"%s\"): %u line(s) on %s put in their safe state",
+			   req->path, req->label, n, rc->chip_name);
+	}
 	lreq_release(&k);
 }
 
