@@ -491,7 +491,7 @@ void watch_revalidate(Broker *b)
 		{
 			struct gb_log_fields f = {};
 
-			journal_message_id(&f, GB_MESSAGE_REVOKED);
+			journal_message_id(&f, GB_MESSAGE_WATCH_REVOKED);
 			journal_line(&f, w->line);
 			journal_caller(&f, w->client->uid, w->client->name);
 			log_struct(LOG_NOTICE, &f, "watch %s (%s:%u) %s", w->path, w->line->chip->name,
