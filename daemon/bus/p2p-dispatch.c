@@ -107,6 +107,11 @@ static int call_method(Broker *b, sd_bus_message *m, const struct bus_iface *f,
 		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
 					 "Invalid arguments '%s' to call %s.%s(), expecting '%s'.",
 					 sig ? sig : "", f->iface, v->x.method.member, want);
+	/* sd-bus lets only privileged callers use a method not marked unprivileged; the
+	 * peer of a private connection has no credentials to ask about, so it may not. */
+	if (!(v->flags & SD_BUS_VTABLE_UNPRIVILEGED))
+		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+					 "Access to %s.%s() not permitted.", f->iface, v->x.method.member);
 	r = v->x.method.handler(m, (uint8_t *)u + v->x.method.offset, error);
 	/* The handler replied, or failed: then the filter's caller replies with the
 	 * error, as sd-bus does after a vtable handler. Either way it is handled. */
