@@ -393,6 +393,7 @@ START_TEST(test_calls_answered_as_on_the_bus)
 	same_answer(abus, alice, "/", GB_IFACE_MANAGER, "ListRequests", NULL);
 	same_answer(abus, alice, GB_ROOT_PATH, NULL, "ListRequests", NULL);
 	same_answer(abus, alice, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping", NULL);
+	same_answer(abus, alice, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "GetMachineId", NULL);
 	same_answer(abus, alice, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Nope", NULL);
 
 	/* What describes the whole tree is the bus's (docs/dbus-api.md, OpenConnection). */
