@@ -12,19 +12,40 @@
 #ifndef GB_BUS_H
 #define GB_BUS_H
 
+#include <stdbool.h>
 #include <systemd/sd-bus.h>
 
 #include "forward.h"
 #include "line-config.h"
 
-/* manager-bus.c: /org/gpiodbroker1, org.gpiodbroker1.Manager, ObjectManager. */
+/*
+ * One interface of the broker's objects, defined once and served two ways: on the
+ * system bus as sd-bus vtables (bus_manager_register()), and on a private
+ * connection by one dispatcher (p2p-dispatch.c), which walks the same vtables so
+ * as not to pay sd-bus's per-connection copy of them.
+ */
+struct bus_iface {
+	const char *path;     /* the object's path, or the prefix of a fallback */
+	bool fallback;        /* objects strictly below @path, found by @find */
+	const char *iface;
+	const sd_bus_vtable *vtable;
+	sd_bus_object_find_t find; /* fallbacks only: userdata Broker -> the object */
+	sd_bus_node_enumerator_t enumerate; /* the objects below @path, or NULL */
+};
+/* Every interface, NULL-terminated (manager-bus.c). */
+extern const struct bus_iface *const bus_ifaces[];
+extern const struct bus_iface bus_manager_iface;  /* manager-bus.c */
+extern const struct bus_iface bus_chip_iface;     /* chip-bus.c: chips */
+extern const struct bus_iface bus_line_iface;     /* chip-bus.c: their lines */
+extern const struct bus_iface bus_request_iface;  /* request-bus.c */
+extern const struct bus_iface bus_watch_iface;    /* watch-bus.c */
+
+/* manager-bus.c: every object of the broker on the system bus. */
 int bus_manager_register(Broker *b);
-/* Every object of the broker on @p bus: the system bus, or a private connection. */
-int bus_register_objects(Broker *b, sd_bus *bus);
-/* chip-bus.c: chips and lines. */
-int bus_chip_register(Broker *b, sd_bus *bus);
+/* p2p-dispatch.c: serve every object on private connection @p bus (one filter,
+ * which also tells bus_p2p_closed() when the connection closes). */
+int bus_p2p_serve(Broker *b, sd_bus *bus);
 /* request-bus.c: Manager.Request() and the Request objects. */
-int bus_request_register(Broker *b, sd_bus *bus);
 int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error);
 /* line-settings-bus.c: a{sv} arguments. @p what names the line in messages. */
 int bus_read_line_settings(sd_bus_message *m, struct gb_line_config *c, const char *what,
@@ -35,12 +56,12 @@ int method_get_line_fds(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_request_direct_get(sd_bus *bus, const char *path, const char *iface, const char *prop,
 			   sd_bus_message *reply, void *userdata, sd_bus_error *error);
 /* watch-bus.c: Manager.Watch() and the Watch objects. */
-int bus_watch_register(Broker *b, sd_bus *bus);
 int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error);
 /* policy-bus.c: Manager.ReloadPolicy() and Manager.GetAccess(). */
 int method_reload_policy(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error);
 /* p2p-bus.c: Manager.OpenConnection(), the private peer-to-peer connections. */
 int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *error);
+void bus_p2p_closed(Broker *b, sd_bus *bus);
 
 #endif

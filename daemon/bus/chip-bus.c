@@ -191,17 +191,9 @@ static const sd_bus_vtable line_vtable[] = {
 	SD_BUS_VTABLE_END
 };
 
-int bus_chip_register(Broker *b, sd_bus *bus)
-{
-	int r;
-
-	r = sd_bus_add_fallback_vtable(bus, NULL, GB_CHIP_PREFIX, GB_IFACE_CHIP, chip_vtable,
-				       find_chip, b);
-	if (r >= 0)
-		r = sd_bus_add_fallback_vtable(bus, NULL, GB_CHIP_PREFIX, GB_IFACE_LINE,
-					       line_vtable, find_line, b);
-	if (r >= 0)
-		r = sd_bus_add_node_enumerator(bus, NULL, GB_CHIP_PREFIX, enumerate_chips, b);
-	return r;
-}
-
+const struct bus_iface bus_chip_iface = {
+	GB_CHIP_PREFIX, true, GB_IFACE_CHIP, chip_vtable, find_chip, enumerate_chips,
+};
+const struct bus_iface bus_line_iface = {
+	GB_CHIP_PREFIX, true, GB_IFACE_LINE, line_vtable, find_line, NULL, /* the chips' */
+};

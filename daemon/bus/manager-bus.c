@@ -160,24 +160,30 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_END
 };
 
-int bus_register_objects(Broker *b, sd_bus *bus)
-{
-	int r;
+const struct bus_iface bus_manager_iface = {
+	GB_ROOT_PATH, false, GB_IFACE_MANAGER, manager_vtable, NULL, NULL,
+};
 
-	r = sd_bus_add_object_vtable(bus, NULL, GB_ROOT_PATH, GB_IFACE_MANAGER, manager_vtable, b);
-	if (r >= 0)
-		r = sd_bus_add_object_manager(bus, NULL, GB_ROOT_PATH);
-	if (r >= 0)
-		r = bus_chip_register(b, bus);
-	if (r >= 0)
-		r = bus_request_register(b, bus);
-	/* Watches hang off the Manager (Manager.Watch). */
-	if (r >= 0)
-		r = bus_watch_register(b, bus);
-	return r;
-}
+/* Watches hang off the Manager (Manager.Watch). */
+const struct bus_iface *const bus_ifaces[] = {
+	&bus_manager_iface, &bus_chip_iface, &bus_line_iface, &bus_request_iface, &bus_watch_iface,
+	NULL,
+};
 
 int bus_manager_register(Broker *b)
 {
-	return bus_register_objects(b, b->bus);
+	int r = sd_bus_add_object_manager(b->bus, NULL, GB_ROOT_PATH);
+
+	for (const struct bus_iface *const *i = bus_ifaces; r >= 0 && *i; i++) {
+		const struct bus_iface *f = *i;
+
+		if (f->fallback)
+			r = sd_bus_add_fallback_vtable(b->bus, NULL, f->path, f->iface, f->vtable,
+						       f->find, b);
+		else
+			r = sd_bus_add_object_vtable(b->bus, NULL, f->path, f->iface, f->vtable, b);
+		if (r >= 0 && f->enumerate)
+			r = sd_bus_add_node_enumerator(b->bus, NULL, f->path, f->enumerate, b);
+	}
+	return r;
 }

@@ -4,10 +4,10 @@
  * one hop instead of two through the bus daemon.
  *
  * The broker makes a socketpair, serves its end as an sd-bus server on its own
- * event loop with the same objects as on the bus, and hands the other end to the
- * caller. Nothing on that socket can tell who is at the far end (SO_PEERCRED of a
- * socketpair names the broker, and PrivateUsers= would map a foreign uid to nobody
- * anyway), so the connection is bound once, here, to the caller as the bus daemon
+ * event loop with the same objects as on the bus (through one filter,
+ * p2p-dispatch.c), and hands the other end to the caller. Nothing on that socket
+ * can tell who is at the far end (SO_PEERCRED of a socketpair names the broker,
+ * and PrivateUsers= would map a foreign uid to nobody anyway), so the connection is bound once, here, to the caller as the bus daemon
  * recorded it: it belongs to the caller's Client (core/client.h) and acts with its
  * uid and groups for as long as it is open. Authentication on the socket is
  * therefore anonymous: whoever holds the fd is that client.
@@ -27,10 +27,9 @@
 #include "manager.h"
 #include "org.gpiodbroker1.h"
 
-static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *error)
+void bus_p2p_closed(Broker *b, sd_bus *bus)
 {
-	Broker *b = userdata;
-	Client *c = client_of_conn(b, sd_bus_message_get_bus(m));
+	Client *c = client_of_conn(b, bus);
 
 	/* The socket closed (the client closed it, exited or was killed): like the
 	 * client leaving the bus, what it held goes now, to its safe state. */
@@ -38,7 +37,6 @@ static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *erro
 		log_debug("client %s closed its private connection", c->name);
 		manager_client_gone(b, c);
 	}
-	return 0;
 }
 
 /* A started server connection for @p c on @p fd, serving every object. */
@@ -67,10 +65,7 @@ static int new_server(Broker *b, Client *c, int fd, sd_bus **ret)
 	if (r >= 0 && sd_bus_get_unique_name(b->bus, &unique) >= 0)
 		r = sd_bus_set_sender(bus, unique);
 	if (r >= 0)
-		r = bus_register_objects(b, bus);
-	if (r >= 0)
-		r = sd_bus_match_signal(bus, NULL, NULL, "/org/freedesktop/DBus/Local",
-					"org.freedesktop.DBus.Local", "Disconnected", on_disconnected, b);
+		r = bus_p2p_serve(b, bus);
 	/* Closed by its Client, never flushed at the loop's exit: a peer that does not
 	 * read must not hold the broker's shutdown. */
 	if (r >= 0)

@@ -630,11 +630,6 @@ static int enumerate_requests(sd_bus *bus, const char *prefix, void *userdata, c
 	return 0;
 }
 
-int bus_request_register(Broker *b, sd_bus *bus)
-{
-	int r = sd_bus_add_fallback_vtable(bus, NULL, GB_REQUEST_PREFIX, GB_IFACE_REQUEST,
-					   request_vtable, find_request, b);
-	if (r >= 0)
-		r = sd_bus_add_node_enumerator(bus, NULL, GB_REQUEST_PREFIX, enumerate_requests, b);
-	return r;
-}
+const struct bus_iface bus_request_iface = {
+	GB_REQUEST_PREFIX, true, GB_IFACE_REQUEST, request_vtable, find_request, enumerate_requests,
+};

@@ -209,11 +209,6 @@ static int enumerate_watches(sd_bus *bus, const char *prefix, void *userdata, ch
 	return 0;
 }
 
-int bus_watch_register(Broker *b, sd_bus *bus)
-{
-	int r = sd_bus_add_fallback_vtable(bus, NULL, GB_WATCH_PREFIX, GB_IFACE_WATCH, watch_vtable,
-				       find_watch, b);
-	if (r >= 0)
-		r = sd_bus_add_node_enumerator(bus, NULL, GB_WATCH_PREFIX, enumerate_watches, b);
-	return r;
-}
+const struct bus_iface bus_watch_iface = {
+	GB_WATCH_PREFIX, true, GB_IFACE_WATCH, watch_vtable, find_watch, enumerate_watches,
+};

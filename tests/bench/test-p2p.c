@@ -6,10 +6,13 @@
  * released to their safe state when the socket closes, the client is killed or
  * the opener leaves the bus; events go to the owner alone, on the private
  * connection. Every other bench test runs over private connections as well
- * (make check-p2p); this one tests what only they have.
+ * (make check-transport); this one tests what only they have, and that every
+ * kind of call, good or bad, is answered there as on the bus.
  */
 #include <check.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -286,6 +289,130 @@ START_TEST(test_events_on_the_private_connection)
 }
 END_TEST
 
+/* One call on @p bus; its error name and message (both "" on success) into @p name
+ * and @p msg, and on success the reply's signature and its first array's length. */
+static void one_call(sd_bus *bus, char *name, char *msg, char *what, const char *path,
+		     const char *iface, const char *member, const char *types, va_list ap)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *m = NULL, *reply = NULL;
+	int n = 0;
+
+	ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, GB_BUS_NAME, path, iface, member), 0);
+	if (types)
+		ck_assert_int_ge(sd_bus_message_appendv(m, types, ap), 0);
+	if (sd_bus_call(bus, m, 0, &err, &reply) < 0) {
+		ck_assert_msg(sd_bus_error_is_set(&err), "%s.%s on %s: no error name", iface, member,
+			      path);
+		snprintf(name, 128, "%s", err.name);
+		snprintf(msg, 256, "%s", err.message ? err.message : "");
+		*what = '\0';
+	} else {
+		const char *sig = sd_bus_message_get_signature(reply, 1);
+
+		*name = *msg = '\0';
+		if (sig[0] == 'a' && sd_bus_message_enter_container(reply, 'a', sig + 1) > 0)
+			while (sd_bus_message_skip(reply, sig + 1) > 0)
+				n++;
+		snprintf(what, 128, "%s/%d", sig, n);
+	}
+	sd_bus_error_free(&err);
+	sd_bus_message_unref(m);
+	sd_bus_message_unref(reply);
+}
+
+/* The call on the bus and on the private connection: the same answer, error for error. */
+static void same_answer(sd_bus *bus, sd_bus *p2p, const char *path, const char *iface,
+			const char *member, const char *types, ...)
+{
+	char name[2][128], msg[2][256], what[2][128];
+	sd_bus *on[2] = { bus, p2p };
+
+	for (int i = 0; i < 2; i++) {
+		va_list ap;
+
+		va_start(ap, types);
+		one_call(on[i], name[i], msg[i], what[i], path, iface, member, types, ap);
+		va_end(ap);
+	}
+	ck_assert_msg(strcmp(name[0], name[1]) == 0 && strcmp(msg[0], msg[1]) == 0 &&
+		      strcmp(what[0], what[1]) == 0,
+		      "%s.%s(%s) on %s: bus \"%s: %s\" %s, private connection \"%s: %s\" %s", iface,
+		      member, types ? types : "", path, name[0], msg[0], what[0], name[1], msg[1],
+		      what[1]);
+}
+
+#define PROPS "org.freedesktop.DBus.Properties"
+
+START_TEST(test_calls_answered_as_on_the_bus)
+{
+	sd_bus *abus = gb_connect_bus(UID_ALICE), *alice = gb_open_p2p(abus);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	char *req = NULL, chip_path[128], line_path[128];
+	const char *lp, *chip_name, *nope = GB_ROOT_PATH "/request/999999";
+	uint32_t off;
+
+	ck_assert_int_ge(gb_request(alice, "mine", "lock", "output", 1, NULL, false, &req, &err), 0);
+	ck_assert_int_ge(sd_bus_call_method(alice, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "FindLine",
+					    &err, &reply, "s", "button"), 0);
+	ck_assert_int_ge(sd_bus_message_read(reply, "osu", &lp, &chip_name, &off), 0);
+	snprintf(line_path, sizeof(line_path), "%s", lp);
+	snprintf(chip_path, sizeof(chip_path), GB_CHIP_PREFIX "/%s", chip_name);
+	sd_bus_message_unref(reply);
+
+	/* Properties, found and not. */
+	same_answer(abus, alice, GB_ROOT_PATH, PROPS, "Get", "ss", GB_IFACE_MANAGER, "Version");
+	same_answer(abus, alice, line_path, PROPS, "Get", "ss", GB_IFACE_LINE, "Name");
+	same_answer(abus, alice, chip_path, PROPS, "Get", "ss", GB_BUS_NAME ".Chip", "NumLines");
+	same_answer(abus, alice, req, PROPS, "GetAll", "s", "");
+	same_answer(abus, alice, req, PROPS, "GetAll", "s", GB_IFACE_REQUEST);
+	same_answer(abus, alice, line_path, PROPS, "GetAll", "s", GB_IFACE_LINE);
+	same_answer(abus, alice, GB_ROOT_PATH, PROPS, "GetAll", "s", PROPS);
+	same_answer(abus, alice, GB_ROOT_PATH, PROPS, "GetAll", "s", GB_BUS_NAME ".Nope");
+	same_answer(abus, alice, line_path, PROPS, "GetAll", "s", GB_BUS_NAME ".Chip");
+	same_answer(abus, alice, GB_ROOT_PATH, PROPS, "Get", "ss", GB_IFACE_MANAGER, "Nope");
+	same_answer(abus, alice, chip_path, PROPS, "Get", "ss", GB_IFACE_LINE, "Name");
+	same_answer(abus, alice, nope, PROPS, "Get", "ss", GB_IFACE_REQUEST, "Label");
+	same_answer(abus, alice, nope, PROPS, "GetAll", "s", "");
+	same_answer(abus, alice, GB_ROOT_PATH, PROPS, "Set", "ssv", GB_IFACE_MANAGER, "Version", "s", "x");
+	same_answer(abus, alice, GB_ROOT_PATH, PROPS, "Get", "u", 1);
+	same_answer(abus, alice, GB_ROOT_PATH, PROPS, "GetAll", NULL);
+	/* Methods: found, unknown, on the wrong object, with the wrong arguments. */
+	same_answer(abus, alice, GB_ROOT_PATH, GB_IFACE_MANAGER, "FindLine", "s", "button");
+	same_answer(abus, alice, GB_ROOT_PATH, GB_IFACE_MANAGER, "FindLine", "s", "no-such-line");
+	same_answer(abus, alice, GB_ROOT_PATH, GB_IFACE_MANAGER, "FindLine", "u", 7);
+	same_answer(abus, alice, GB_ROOT_PATH, GB_IFACE_MANAGER, "Frobnicate", NULL);
+	same_answer(abus, alice, GB_ROOT_PATH, GB_IFACE_REQUEST, "GetValues", "au", 0);
+	same_answer(abus, alice, GB_ROOT_PATH "/nope", GB_IFACE_MANAGER, "ListRequests", NULL);
+	same_answer(abus, alice, req, GB_IFACE_REQUEST, "GetValues", "au", 1, 0);
+	same_answer(abus, alice, req, GB_IFACE_REQUEST, "GetValues", "au", 1, 9);
+	same_answer(abus, alice, req, GB_BUS_NAME ".Nope", "GetValues", "au", 0);
+	same_answer(abus, alice, nope, GB_IFACE_REQUEST, "Release", NULL);
+	same_answer(abus, alice, line_path, GB_IFACE_REQUEST, "Release", NULL);
+	same_answer(abus, alice, "/", GB_IFACE_MANAGER, "ListRequests", NULL);
+	same_answer(abus, alice, GB_ROOT_PATH, NULL, "ListRequests", NULL);
+	same_answer(abus, alice, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping", NULL);
+	same_answer(abus, alice, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "GetMachineId", NULL);
+	same_answer(abus, alice, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Nope", NULL);
+
+	/* What describes the whole tree is the bus's (docs/dbus-api.md, OpenConnection). */
+	ck_assert_int_ge(sd_bus_call_method(abus, GB_BUS_NAME, req, "org.freedesktop.DBus.Introspectable",
+					    "Introspect", &err, NULL, ""), 0);
+	ck_assert_int_lt(sd_bus_call_method(alice, GB_BUS_NAME, req, "org.freedesktop.DBus.Introspectable",
+					    "Introspect", &err, NULL, ""), 0);
+	gb_assert_error(&err, SD_BUS_ERROR_UNKNOWN_METHOD, "system bus");
+	ck_assert_int_ge(sd_bus_call_method(abus, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.ObjectManager",
+					    "GetManagedObjects", &err, NULL, ""), 0);
+	ck_assert_int_lt(sd_bus_call_method(alice, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.ObjectManager",
+					    "GetManagedObjects", &err, NULL, ""), 0);
+	gb_assert_error(&err, SD_BUS_ERROR_UNKNOWN_METHOD, "system bus");
+	free(req);
+	sd_bus_flush_close_unref(alice);
+	sd_bus_flush_close_unref(abus);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("p2p");
@@ -300,5 +427,6 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_limits_and_options);
 	tcase_add_test(tc, test_broker_stop_closes_them);
 	tcase_add_test(tc, test_events_on_the_private_connection);
+	tcase_add_test(tc, test_calls_answered_as_on_the_bus);
 	return gb_run_suite(s);
 }
