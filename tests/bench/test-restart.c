@@ -78,15 +78,21 @@ static bool kernel_line(unsigned int off, bool *output)
 	return gb_sim_line_used(sim, off, output, NULL, 0);
 }
 
-static bool request_exists(sd_bus *bus, const char *path)
+/* The object answers for one of its string properties. */
+static bool object_exists(sd_bus *bus, const char *path, const char *iface, const char *prop)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
-	char *label = NULL;
-	int r = sd_bus_get_property_string(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "Label", &err, &label);
+	char *v = NULL;
+	int r = sd_bus_get_property_string(bus, GB_BUS_NAME, path, iface, prop, &err, &v);
 
 	sd_bus_error_free(&err);
-	free(label);
+	free(v);
 	return r >= 0;
+}
+
+static bool request_exists(sd_bus *bus, const char *path)
+{
+	return object_exists(bus, path, GB_IFACE_REQUEST, "Label");
 }
 
 static void check_request(sd_bus *bus, const char *path, const char *label, uid_t uid,
@@ -220,13 +226,7 @@ static void watch_recv(struct recv *r, sd_bus *bus, const char *line)
 
 static bool watch_exists(sd_bus *bus, const char *path)
 {
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	char *owner = NULL;
-	int r = sd_bus_get_property_string(bus, GB_BUS_NAME, path, GB_IFACE_WATCH, "Owner", &err, &owner);
-
-	sd_bus_error_free(&err);
-	free(owner);
-	return r >= 0;
+	return object_exists(bus, path, GB_IFACE_WATCH, "Owner");
 }
 
 static void wait_recv(struct recv *r, const int *counter, int n)
