@@ -124,9 +124,10 @@ int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error)
 					  "watch-reason", "s", may_watch ? "" : wreason);
 	}
 	if (r >= 0 && e) {
-		r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}",
+		r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}",
 					  "direction-may-change", "b", e->direction_may_change,
 					  "persistent", "b", e->persistent,
+					  "direct", "b", e->direct,
 					  "label-prefix", "s", e->label_prefix ? e->label_prefix : "",
 					  "safe-state", "s", gb_safe_state_name(e->safe_state),
 					  "initial-value", "i", e->initial_value);

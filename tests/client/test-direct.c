@@ -118,6 +118,29 @@ static void expect_fds_error(sd_bus *bus, const char *path, const char *want, co
 	gb_assert_error(&err, want, needle);
 }
 
+/* GetAccess's "direct" for @p line, as @p bus's caller. */
+static bool access_direct(sd_bus *bus, const char *line)
+{
+	sd_bus_message *reply = NULL;
+	const char *key;
+	int direct = -1;
+
+	ck_assert_int_ge(sd_bus_call_method(bus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "GetAccess",
+					    NULL, &reply, "s", line), 0);
+	ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "{sv}"), 0);
+	while (sd_bus_message_enter_container(reply, 'e', "sv") > 0) {
+		ck_assert_int_ge(sd_bus_message_read(reply, "s", &key), 0);
+		if (strcmp(key, "direct") == 0)
+			ck_assert_int_ge(sd_bus_message_read(reply, "v", "b", &direct), 0);
+		else
+			ck_assert_int_ge(sd_bus_message_skip(reply, "v"), 0);
+		ck_assert_int_ge(sd_bus_message_exit_container(reply), 0);
+	}
+	sd_bus_message_unref(reply);
+	ck_assert_msg(direct >= 0, "GetAccess(%s) has no 'direct'", line);
+	return direct;
+}
+
 /* Without "direct = yes" the broker says which rule is missing, and where. */
 START_TEST(test_policy_gate)
 {
@@ -128,6 +151,9 @@ START_TEST(test_policy_gate)
 	sd_bus *other = gb_connect(UID_BOB);
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 
+	/* GetAccess says so before a request is refused. */
+	ck_assert(!access_direct(other, "slow"));
+	ck_assert(access_direct(other, "out"));
 	req = gpiobroker_request_array(b, 1, &line, &s, "fast", GPIOBROKER_REQUEST_DIRECT);
 	ck_assert_ptr_null(req);
 	ck_assert_int_eq(errno, EACCES);
