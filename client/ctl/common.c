@@ -758,10 +758,11 @@ void get_access(const char *line_path, struct access *a)
 		if (r < 0)
 			break;
 		if (strcmp(key, "may-use") == 0 || strcmp(key, "persistent") == 0 ||
-		    strcmp(key, "root-bypass") == 0)
+		    strcmp(key, "direct") == 0 || strcmp(key, "root-bypass") == 0)
 			r = sd_bus_message_read(reply, "v", "b",
 						key[0] == 'm' ? &a->may_use :
-						key[0] == 'p' ? &a->persistent : &a->bypass);
+						key[0] == 'p' ? &a->persistent :
+						key[0] == 'd' ? &a->direct : &a->bypass);
 		else if (strcmp(key, "entry") == 0 || strcmp(key, "reason") == 0) {
 			r = sd_bus_message_read(reply, "v", "s", &str);
 			if (r >= 0)

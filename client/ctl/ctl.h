@@ -140,7 +140,7 @@ void print_quoted(const char *s, bool unquoted);
 
 /* --- access ------------------------------------------------------------------------ */
 struct access {
-	int known, may_use, persistent, bypass;
+	int known, may_use, persistent, direct, bypass;
 	char directions[128], edges[128], entry[512], reason[1024], error[256];
 };
 void get_access(const char *line_path, struct access *a);

@@ -131,9 +131,9 @@ static void print_access_rows(const char *line_path)
 	else if (a.may_use) {
 		printf("\t\taccess: allowed");
 		if (*a.entry)
-			printf(" by %s: directions=%s edges=%s persistent=%s", a.entry,
+			printf(" by %s: directions=%s edges=%s persistent=%s%s", a.entry,
 			       *a.directions ? a.directions : "-", *a.edges ? a.edges : "none",
-			       a.persistent ? "yes" : "no");
+			       a.persistent ? "yes" : "no", a.direct ? " direct=yes" : "");
 		else if (a.bypass)
 			printf(" (root bypass)");
 		printf("\n");
@@ -175,9 +175,10 @@ static void json_line(const struct lineinfo *l, const struct chipinfo *ch, bool 
 		struct access a;
 
 		get_access(l->path, &a);
-		printf(",\"access\":{\"known\":%s,\"may_use\":%s,\"persistent\":%s,\"entry\":",
+		printf(",\"access\":{\"known\":%s,\"may_use\":%s,\"persistent\":%s,\"direct\":%s,"
+		       "\"entry\":",
 		       a.known ? "true" : "false", a.may_use ? "true" : "false",
-		       a.persistent ? "true" : "false");
+		       a.persistent ? "true" : "false", a.direct ? "true" : "false");
 		json_str_or_null(a.entry);
 		printf(",\"reason\":");
 		json_str_or_null(a.reason);

@@ -112,6 +112,8 @@ contains "info LINE: the policy's answer for a user it leaves out" \
 run gb-alice info --verbose fan
 contains "info LINE: the covering entry and what it allows" \
 	"access: allowed by [group bench] (/run/gb-cli-policy/10-cli.conf:1): directions=input,output edges=none,rising,falling,both persistent=yes" "$out"
+run gb-alice info --verbose --json fan
+contains "info --verbose --json: the entry's grants, direct line fds among them" '"persistent":true,"direct":false' "$out"
 run gb-alice info --verbose "$chip:5"
 contains "info LINE: no entry covers it" "access: denied: " "$out"
 
