@@ -101,7 +101,7 @@ class Broker(_gpiobroker._Broker):
 
     def request(self, line, *, label=None, output=None, direction=None, value=None,
                 edge=None, bias=None, drive=None, active_low=None, debounce_us=None,
-                event_clock=None, persistent=False):
+                event_clock=None, persistent=False, direct=False):
         """Request one line; returns a :class:`Request` (index 0).
 
         ``output=True`` makes it an output at ``value`` from the moment it is held,
@@ -109,13 +109,17 @@ class Broker(_gpiobroker._Broker):
         it is. ``edge``: "none", "rising", "falling", "both"; ``bias``: "as-is",
         "disabled", "pull-up", "pull-down"; ``drive``: "push-pull", "open-drain",
         "open-source". ``persistent=True``: the request belongs to the uid and
-        outlives the program (see docs/dbus-api.md).
+        outlives the program (see docs/dbus-api.md). ``direct=True``: values and
+        edges go through the kernel's line fds, where the policy says
+        ``direct = yes`` (else :class:`PermissionError`; docs/dbus-api.md, *Direct
+        requests*).
         """
         s = _settings(output, direction, value, edge, bias, drive, active_low, debounce_us,
                       event_clock)
-        return self._request_array([line], [s], label or _default_label(), persistent)
+        return self._request_array([line], [s], label or _default_label(), persistent, direct)
 
-    def request_array(self, lines, *, label=None, settings=None, persistent=False, **common):
+    def request_array(self, lines, *, label=None, settings=None, persistent=False, direct=False,
+                      **common):
         """Request several lines atomically (all or none); index i is ``lines[i]``.
 
         ``common`` keyword settings (as :meth:`request`) apply to every line;
@@ -136,7 +140,7 @@ class Broker(_gpiobroker._Broker):
             if settings is not None:
                 kw.update(settings[i])
             per_line.append(_settings(**kw))
-        return self._request_array(lines, per_line, label or _default_label(), persistent)
+        return self._request_array(lines, per_line, label or _default_label(), persistent, direct)
 
 
 def _reconfigure(req, index=None, **settings):

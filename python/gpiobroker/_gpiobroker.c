@@ -939,6 +939,13 @@ static PyObject *request_get_persistent(ChildObject *c, void *closure)
 	return PyBool_FromLong(gpiobroker_request_is_persistent(REQ(c)));
 }
 
+static PyObject *request_get_direct(ChildObject *c, void *closure)
+{
+	if (check_child(c) < 0)
+		return NULL;
+	return PyBool_FromLong(gpiobroker_request_is_direct(REQ(c)));
+}
+
 static PyObject *request_get_lost(ChildObject *c, void *closure)
 {
 	if (check_child(c) < 0)
@@ -1001,6 +1008,8 @@ static PyGetSetDef request_getset[] = {
 	{ "path", (getter)request_get_path, NULL, "The broker's Request object path.", NULL },
 	{ "lines", (getter)request_get_lines, NULL, "[(chip, offset), ...] in index order.", NULL },
 	{ "persistent", (getter)request_get_persistent, NULL, "Whether the request outlives the connection.", NULL },
+	{ "direct", (getter)request_get_direct, NULL,
+	  "Whether values and edges go through the kernel line fds (direct = yes).", NULL },
 	{ "events_lost", (getter)request_get_lost, NULL, "Events lost so far, as seen here.", NULL },
 	{ "broker", (getter)child_get_broker, NULL, "The Broker connection.", NULL },
 	{ "released", (getter)child_get_closed, NULL, "True once released or detached.", NULL },
@@ -1261,7 +1270,7 @@ static PyObject *broker_exit(BrokerObject *self, PyObject *args)
 	Py_RETURN_FALSE;
 }
 
-/* _request_array(lines, settings, label, persistent) */
+/* _request_array(lines, settings, label, persistent, direct=False) */
 static PyObject *broker_request_array(BrokerObject *self, PyObject *args)
 {
 	PyObject *lines, *settings, *lseq = NULL, *sseq = NULL;
@@ -1271,9 +1280,9 @@ static PyObject *broker_request_array(BrokerObject *self, PyObject *args)
 	struct gpiobroker_request *req;
 	ChildObject *c = NULL;
 	Py_ssize_t n;
-	int persistent, err;
+	int persistent, direct = 0, err;
 
-	if (!PyArg_ParseTuple(args, "OOsp", &lines, &settings, &label, &persistent) ||
+	if (!PyArg_ParseTuple(args, "OOsp|p", &lines, &settings, &label, &persistent, &direct) ||
 	    check_open(self) < 0)
 		return NULL;
 	lseq = PySequence_Fast(lines, "lines must be a sequence of str");
@@ -1312,7 +1321,8 @@ static PyObject *broker_request_array(BrokerObject *self, PyObject *args)
 	LOCK(self);
 	Py_BEGIN_ALLOW_THREADS
 	req = gpiobroker_request_array(self->b, (size_t)n, names, s, label,
-				       persistent ? GPIOBROKER_REQUEST_PERSISTENT : 0);
+				       (persistent ? GPIOBROKER_REQUEST_PERSISTENT : 0) |
+				       (direct ? GPIOBROKER_REQUEST_DIRECT : 0));
 	err = errno;
 	Py_END_ALLOW_THREADS
 	if (req) {

@@ -15,7 +15,8 @@ CONFIGFS = "/sys/kernel/config/gpio-sim/" + SIM
 POLICY_DIR = "/run/gb-py-policy"
 
 # Offsets (the bench's --chip names them): 0 porch (alias porch-light), 1 doorbell,
-# 2 spare, 3 relay (alias alice-relay, only gb-alice may use it), 4-7 open.
+# 2 spare, 3 relay (alias alice-relay, only gb-alice may use it), 4 alarm (direct line
+# fds allowed), 5-7 open.
 POLICY = """\
 [line porch-light]
 chip = gbpy
@@ -30,9 +31,20 @@ offset = 3
 users = gb-alice
 directions = output
 
+[line alarm]
+chip = gbpy
+offset = 4
+users = *
+directions = input, output
+direction-may-change = yes
+edges = none, rising, falling, both
+bias = as-is, disabled, pull-up, pull-down
+drive = push-pull, open-drain, open-source
+direct = yes
+
 [group rest]
 chip = gbpy
-offsets = 1-2, 4-7
+offsets = 1-2, 5-7
 users = *
 directions = input, output
 direction-may-change = yes

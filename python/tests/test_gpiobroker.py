@@ -131,6 +131,20 @@ class TestRequest(unittest.TestCase):
                 self.alice.request_array(lines, output=True)
             self.assertFalse(used(self.bob, "spare"))
 
+    def test_direct_request(self):
+        with self.alice.request("alarm", output=True, value=True, direct=True) as line:
+            self.assertTrue(line.direct)
+            self.assertEqual(sim_value(4), 1)
+            line.value = False
+            self.assertEqual(sim_value(4), 0)
+            self.assertFalse(line.value)
+        self.assertFalse(used(self.bob, "alarm"))
+        with self.alice.request("porch-light", output=True) as line:
+            self.assertFalse(line.direct)
+        # Where the policy does not say "direct = yes".
+        with self.assertRaises(PermissionError):
+            self.alice.request("porch-light", output=True, direct=True)
+
     def test_direction_and_reconfigure(self):
         with self.alice.request("motor", output=False, label="dir") as req:
             with self.assertRaises(gpiobroker.NotOutputError):
