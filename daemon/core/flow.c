@@ -295,6 +295,21 @@ int flow_set_dest(Flow *f, Client *to)
 	return 0;
 }
 
+uint64_t flow_take_mark(Flow *f, struct gb_mark_count *count, bool existed)
+{
+	uint64_t unreported = 0;
+
+	if (existed) {
+		if (count->owed > count->paid)
+			unreported = count->owed - count->paid;
+		/* Numbered on: what it numbered and never sent is a gap to the subscriber. */
+		f->seqno = count->seqno;
+	}
+	*count = (struct gb_mark_count){ .seqno = f->seqno };
+	f->mark = count;
+	return unreported;
+}
+
 size_t flow_in_flight(const Flow *f)
 {
 	return f->if_len;

@@ -59,8 +59,8 @@ typedef struct Flow {
 	size_t q_head, q_len, q_cap;
 	uint64_t *inflight;     /* ring of seqnos sent and not acknowledged */
 	size_t if_head, if_len;
-	/* Shared with the next broker (record.h): owed - paid are the events taken on
-	 * and not yet told to the subscriber. NULL: not recorded. */
+	/* Shared with the next broker (record.h): the last seqno given, and owed - paid
+	 * the losses not yet told to the subscriber. NULL: not recorded. */
 	struct gb_mark_count *mark;
 } Flow;
 
@@ -83,6 +83,12 @@ void flow_lost(Flow *f, uint64_t n);
 int flow_signal(Flow *f, const char *member, const char *types, ...);
 /** The subscriber has handled everything up to @p seqno. */
 void flow_ack(Flow *f, uint64_t seqno);
+/**
+ * Keep @p count current from now on. @p existed: it is the previous broker's, whose
+ * numbering goes on here; returns the losses it had not reported yet (for
+ * flow_lost()), and the count starts again from them.
+ */
+uint64_t flow_take_mark(Flow *f, struct gb_mark_count *count, bool existed);
 /** Events sent and not acknowledged, and events queued (for tests and properties). */
 size_t flow_in_flight(const Flow *f);
 size_t flow_queued(const Flow *f);

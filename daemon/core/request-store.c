@@ -76,7 +76,8 @@ void request_store(Request *req)
 
 		/* After the record: a record without a mark is only seqnos not known. */
 		req->mark = state_mark_open(&req->broker->state, "request", req->id, &existed);
-		req->flow.mark = req->mark ? &req->mark->count : NULL;
+		if (req->mark)
+			flow_take_mark(&req->flow, &req->mark->count, false);
 	}
 }
 

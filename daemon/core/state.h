@@ -20,8 +20,8 @@
  *   release: safe states, FDSTOREREMOVE, close, delete the record. The store's copy
  *            would keep the lines requested, so it goes before ours.
  * Watches have records too (watch-<id>, no fds), and requests and watches an event
- * mark each (<kind>-<id>.mark, record.h): the counts of events read from the kernel
- * and not yet delivered, mapped shared so they are current when a broker dies.
+ * mark each (<kind>-<id>.mark, record.h): the last seqnos given and the losses not
+ * yet reported, mapped shared so they are current when a broker dies.
  * This module knows records and fds only, not requests: core/request.c calls it.
  */
 #ifndef GB_STATE_H

@@ -279,7 +279,8 @@ static void watch_store(Watch *w)
 	w->stored = state_save_watch(&w->broker->state, &rec, w->path);
 	if (w->stored)
 		w->mark = state_mark_open(&w->broker->state, "watch", w->id, &existed);
-	w->flow.mark = w->mark ? &w->mark->count : NULL;
+	if (w->mark)
+		flow_take_mark(&w->flow, &w->mark->count, false);
 }
 
 int watch_new(Broker *b, Client *c, Line *l, Watch **ret, struct gb_event *initial,
@@ -347,15 +348,9 @@ int watch_adopt(Broker *b, Client *c, Line *l, uint64_t id)
 	w->stored = b->state.record;
 	w->mark = state_mark_open(&b->state, "watch", id, &existed);
 	if (w->mark) {
-		if (existed && w->mark->count.owed > w->mark->count.paid)
-			unsent = w->mark->count.owed - w->mark->count.paid;
 		src = existed ? w->mark->src : 0;
 		lseq = w->mark->seq[0];
-		/* Numbered on: what it numbered and never sent is a gap to the watcher. */
-		if (existed)
-			w->flow.seqno = w->mark->count.seqno;
-		w->mark->count = (struct gb_mark_count){ .seqno = w->flow.seqno };
-		w->flow.mark = &w->mark->count;
+		unsent = flow_take_mark(&w->flow, &w->mark->count, existed);
 	}
 	have = watch_read_initial(w, fresh, &initial);
 	/* Fed by the same kernel request as before the restart: its line seqnos go on,
@@ -393,6 +388,17 @@ static void watch_unlink_line(Watch *w)
 	announce_watchers(l);
 }
 
+/* Nothing more of it goes to the next broker; @p forget: its record and mark go too
+ * (kept when it is handed over to the next broker). */
+static void watch_unstore(Watch *w, bool forget)
+{
+	if (w->stored && forget)
+		state_remove_watch(&w->broker->state, w->id);
+	w->stored = false;
+	w->flow.mark = NULL;
+	w->mark = state_mark_close(w->mark);
+}
+
 void watch_release(Watch *w, const char *reason)
 {
 	Broker *b = w->broker;
@@ -403,11 +409,7 @@ void watch_release(Watch *w, const char *reason)
 		log_info("watch %s left to the next broker (restart)", w->path);
 	else
 		log_info("watch %s closed: %s", w->path, reason);
-	if (w->stored && !hand_over)
-		state_remove_watch(&b->state, w->id);
-	w->stored = false;
-	w->flow.mark = NULL;
-	w->mark = state_mark_close(w->mark);
+	watch_unstore(w, !hand_over);
 	watch_unlink_line(w);
 	if (w->client) {
 		for (Watch **pp = &w->client->watches; *pp; pp = &(*pp)->client_next)
@@ -458,11 +460,7 @@ void watch_chip_gone(Line *l)
 
 		flow_signal(&w->flow, "ChipGone", "s", l->chip->name);
 		/* Not after a restart: a chip of the same name then may be another one. */
-		if (w->stored)
-			state_remove_watch(&w->broker->state, w->id);
-		w->stored = false;
-		w->flow.mark = NULL;
-		w->mark = state_mark_close(w->mark);
+		watch_unstore(w, true);
 		watch_unlink_line(w);
 		announce_changed(w->broker, w->path, GB_IFACE_WATCH, "ChipGone", NULL);
 	}

@@ -156,25 +156,17 @@ static const char *refuse_reason(Request *req, unsigned int n_fds, Client *owner
  * last broker seqno it gave, and the losses it had not reported yet. Returns those. */
 static uint64_t adopt_mark(Broker *b, Request *req)
 {
-	uint64_t unsent = 0;
 	bool existed;
 
 	req->mark = state_mark_open(&b->state, "request", req->id, &existed);
 	if (!req->mark)
 		return 0;
-	if (existed) {
+	if (existed)
 		for (unsigned int k = 0; k < req->n_chips && k < GB_MARK_MAX_SEQ; k++) {
 			req->chips[k].last_global_seqno = req->mark->seq[k];
 			req->chips[k].seqno_unknown = false;
 		}
-		if (req->mark->count.owed > req->mark->count.paid)
-			unsent = req->mark->count.owed - req->mark->count.paid;
-		/* Numbered on: what it numbered and never sent is a gap to the owner. */
-		req->flow.seqno = req->mark->count.seqno;
-	}
-	req->mark->count = (struct gb_mark_count){ .seqno = req->flow.seqno };
-	req->flow.mark = &req->mark->count;
-	return unsent;
+	return flow_take_mark(&req->flow, &req->mark->count, existed);
 }
 
 static void restore_one(Broker *b, uint64_t id, StatePassed *p)
