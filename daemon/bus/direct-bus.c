@@ -38,15 +38,8 @@ static int authorize_fds(Request *req, sd_bus_message *m, sd_bus_error *error)
 	if (req->revoke_pending)
 		return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", req->revoke_pending);
 	client_caller(c, &caller);
-	for (unsigned int i = 0; i < req->n_lines; i++) {
-		struct gb_line_ident id;
-
-		if (!req->lines[i].line)
-			continue;
-		line_ident(req->lines[i].line, &id);
-		if (gb_policy_check_direct(req->broker->policy, &id, &caller, msg, sizeof(msg)) < 0)
-			return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
-	}
+	if (!direct_lines_allowed(req, &caller, msg, sizeof(msg)))
+		return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 	if (req->chip_gone)
 		return sd_bus_error_setf(error, GB_ERROR_CHIP_GONE,
 					 "request %s lost a chip that was unplugged; release it",

@@ -50,6 +50,20 @@ void direct_refresh_values(Request *req)
 	}
 }
 
+bool direct_lines_allowed(Request *req, const struct gb_caller *caller, char *why, size_t size)
+{
+	for (unsigned int i = 0; i < req->n_lines; i++) {
+		struct gb_line_ident id;
+
+		if (!req->lines[i].line)
+			continue;
+		line_ident(req->lines[i].line, &id);
+		if (gb_policy_check_direct(req->broker->policy, &id, caller, why, size) < 0)
+			return false;
+	}
+	return true;
+}
+
 /* The policy allows the request, and its direct fds. */
 static bool allows(Request *req, char *why, size_t size)
 {
@@ -58,16 +72,7 @@ static bool allows(Request *req, char *why, size_t size)
 	if (!request_policy_allows(req, why, size))
 		return false;
 	request_caller(req, &caller);
-	for (unsigned int i = 0; i < req->n_lines; i++) {
-		struct gb_line_ident id;
-
-		if (!req->lines[i].line)
-			continue;
-		line_ident(req->lines[i].line, &id);
-		if (gb_policy_check_direct(req->broker->policy, &id, &caller, why, size) < 0)
-			return false;
-	}
-	return true;
+	return direct_lines_allowed(req, &caller, why, size);
 }
 
 void direct_revalidate(Request *req)

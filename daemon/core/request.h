@@ -191,6 +191,9 @@ int direct_check_request(Broker *b, const struct gb_caller *caller, unsigned int
 			 Line **lines, sd_bus_error *error);
 /** Take each output's level from the kernel into the request's settings. */
 void direct_refresh_values(Request *req);
+/** Does the policy let @p caller have the fds of every line of @p req? Else false and
+ * the missing rule in @p why. */
+bool direct_lines_allowed(Request *req, const struct gb_caller *caller, char *why, size_t size);
 /**
  * After a policy reload (or a restore): if the policy no longer allows @p req
  * (or no longer says "direct = yes"), log it and tell the owner (RevokePending
