@@ -49,7 +49,6 @@ int gb_direct_conn_fd(struct gb_direct_conn *c);
 int gb_direct_conn_events(struct gb_direct_conn *c, sd_bus *bus);
 /** Read every readable line fd without blocking, delivering edges. Count or -errno. */
 int gb_direct_process(struct gb_direct_conn *c);
-int gb_direct_wait(struct gb_direct_conn *c, sd_bus *bus, uint64_t timeout_us);
 /** Made on first use, like gb_direct_open(): the loop may come before any request. */
 int gb_direct_attach_event(struct gb_direct_conn **connp, sd_event *e, int priority);
 void gb_direct_detach_event(struct gb_direct_conn *c);

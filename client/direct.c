@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_KERN GPIO_V2_LINES_MAX
@@ -428,29 +427,6 @@ int gb_direct_conn_events(struct gb_direct_conn *c, sd_bus *bus)
 		c->bus_events = (uint32_t)want;
 	}
 	return POLLIN;
-}
-
-int gb_direct_wait(struct gb_direct_conn *c, sd_bus *bus, uint64_t timeout_us)
-{
-	struct pollfd p = { .fd = c->epfd, .events = POLLIN };
-	uint64_t until = UINT64_MAX, now;
-	struct timespec ts;
-	int r, ms = -1;
-
-	r = gb_direct_conn_events(c, bus);
-	if (r < 0)
-		return r;
-	/* sd-bus may have a message queued already, or a call timing out. */
-	if (sd_bus_get_timeout(bus, &until) < 0)
-		until = UINT64_MAX;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-	if (timeout_us != UINT64_MAX && (until == UINT64_MAX || now + timeout_us < until))
-		until = now + timeout_us;
-	if (until != UINT64_MAX)
-		ms = until <= now ? 0 : (int)((until - now + 999) / 1000);
-	r = poll(&p, 1, ms);
-	return r < 0 ? -errno : r;
 }
 
 int gb_direct_attach_event(struct gb_direct_conn **connp, sd_event *e, int priority)
