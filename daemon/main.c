@@ -385,7 +385,10 @@ static int broker_run(Broker *b)
 	if (r < 0)
 		return log_error_errno(r, "out of memory");
 
-	r = sd_event_default(&b->event);
+	/* Not sd_event_default(): the default loop checks its thread with gettid() at
+	 * every iteration, a system call on the way of every call to the broker. The
+	 * broker has one thread and one loop. */
+	r = sd_event_new(&b->event);
 	if (r < 0)
 		return log_error_errno(r, "cannot create event loop: %m");
 	/* libsystemd 252 wants the signals blocked before sd_event_add_signal(). */
