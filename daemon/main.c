@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <gpiod.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "flow.h"
 #include "irq.h"
 #include "log.h"
+#include "loop.h"
 #include "macro.h"
 #include "manager.h"
 #include "org.gpiodbroker1.h"
@@ -376,6 +378,19 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 	return 0;
 }
 
+/* After the loop's fast callbacks (shared/loop.h): has the bus connection, which
+ * sd-event runs, something it waits to do? Output a full socket did not take, or
+ * messages read while a call waited for its reply: sd-event must take a turn to
+ * see them, since neither makes its fd ready. */
+static bool bus_needs_turn(void *userdata)
+{
+	Broker *b = userdata;
+	uint64_t t;
+	int ev = sd_bus_get_events(b->bus);
+
+	return (ev > 0 && (ev & POLLOUT)) || (sd_bus_get_timeout(b->bus, &t) > 0 && t == 0);
+}
+
 static int broker_run(Broker *b)
 {
 	sigset_t ss;
@@ -401,6 +416,11 @@ static int broker_run(Broker *b)
 	    (r = sd_event_add_signal(b->event, NULL, SIGINT, on_exit_signal, b)) < 0 ||
 	    (r = sd_event_add_signal(b->event, NULL, SIGHUP, on_sighup, b)) < 0)
 		return log_error_errno(r, "cannot watch signals: %m");
+
+	r = loop_new(b->event, &b->loop);
+	if (r < 0)
+		return log_error_errno(r, "cannot create event loop: %m");
+	loop_set_turn_check(b->loop, bus_needs_turn, b);
 
 	/* Under systemd with WatchdogSec=, the loop itself sends WATCHDOG=1: a hung
 	 * loop stops the pings and gets the service restarted. */
@@ -437,7 +457,7 @@ static int broker_run(Broker *b)
 	sd_notify(0, "READY=1"); /* STATUS= says how the policy loaded */
 	log_info("%s ready on the %s bus", PACKAGE_STRING, arg_bus);
 
-	r = sd_event_loop(b->event);
+	r = loop_run(b->loop);
 	if (r < 0)
 		return log_error_errno(r, "event loop failed: %m");
 	return 0;
@@ -483,5 +503,6 @@ int main(int argc, char **argv)
 	r = broker_run(&b);
 	sd_notify(0, "STOPPING=1");
 	manager_done(&b);
+	b.loop = loop_free(b.loop);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -3,8 +3,8 @@
  * Manager.OpenConnection(): a private peer-to-peer D-Bus connection to the broker,
  * one hop instead of two through the bus daemon.
  *
- * The broker makes a socketpair, serves its end as an sd-bus server on its own
- * event loop with the same objects as on the bus (through one filter,
+ * The broker makes a socketpair, serves its end as an sd-bus server in its loop
+ * with the same objects as on the bus (through one filter,
  * p2p-dispatch.c), and hands the other end to the caller. Nothing on that socket
  * can tell who is at the far end (SO_PEERCRED of a socketpair names the broker,
  * and PrivateUsers= would map a foreign uid to nobody anyway), so the connection is bound once, here, to the caller as the bus daemon
@@ -66,12 +66,8 @@ static int new_server(Broker *b, Client *c, int fd, sd_bus **ret)
 		r = sd_bus_set_sender(bus, unique);
 	if (r >= 0)
 		r = bus_p2p_serve(b, bus);
-	/* Closed by its Client, never flushed at the loop's exit: a peer that does not
-	 * read must not hold the broker's shutdown. */
-	if (r >= 0)
-		r = sd_bus_set_close_on_exit(bus, 0);
-	if (r >= 0)
-		r = sd_bus_attach_event(bus, b->event, SD_EVENT_PRIORITY_NORMAL);
+	/* Not attached to sd-event: its Client runs its I/O on the loop's short way
+	 * (client.h), and closes it without a flush when it ends. */
 	if (r >= 0)
 		r = sd_bus_start(bus);
 	if (r < 0) {
@@ -120,7 +116,7 @@ int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *erro
 		return sd_bus_error_set_errnof(error, errno, "cannot make a socket pair: %m");
 	r = new_server(b, c, sv[0], &bus);
 	if (r >= 0) {
-		r = client_add_conn(c, bus);
+		r = client_add_conn(c, bus, bus_p2p_closed);
 		if (r < 0)
 			sd_bus_close(bus);
 		sd_bus_unref(bus); /* the Client holds it */

@@ -17,6 +17,7 @@
 
 #include "forward.h"
 #include "hashmap.h"
+#include "loop.h"
 #include "policy.h"
 #include "state.h"
 
@@ -48,6 +49,7 @@ struct policy_status {
 
 struct Broker {
 	sd_event *event;
+	Loop *loop;               /* around event: the short way of calls and edges */
 	sd_bus *bus;
 	sd_bus_slot *name_owner_slot;
 	char *dev_dir;            /* where gpiochip nodes appear, "/dev" */

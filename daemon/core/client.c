@@ -9,8 +9,10 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #include "broker.h"
 #include "log.h"
@@ -99,16 +101,67 @@ static int query_credentials(sd_bus *bus, const char *name, Client *c)
 	return have_uid ? 0 : -ENODATA;
 }
 
-int client_add_conn(Client *c, sd_bus *bus)
+/* What the loop waits for on @p cc: what sd-bus wants (POLLOUT while it has output
+ * queued). A closing connection has nothing to say; what is left of it comes
+ * through sd_bus_process(). */
+static void conn_sync_events(ClientConn *cc)
 {
+	int ev = sd_bus_get_events(cc->bus);
+
+	if (ev >= 0)
+		(void)loop_io_set_events(&cc->io, (ev & POLLIN ? EPOLLIN : 0u) |
+							  (ev & POLLOUT ? EPOLLOUT : 0u));
+}
+
+/* What sd-bus does under sd-event, without a turn of it: one message per wake-up
+ * (more wait in the socket, which stays readable), and at once what it has queued
+ * already or what its closing leaves (the Disconnected signal its filter takes). */
+static void conn_on_io(LoopIo *io, uint32_t revents, void *userdata)
+{
+	ClientConn *cc = userdata;
+	Loop *l = io->loop;
+	sd_bus *bus = sd_bus_ref(cc->bus);
+
+	for (int i = 0; i < 64; i++) {
+		uint64_t t = UINT64_MAX;
+		int r = sd_bus_process(bus, NULL);
+
+		/* Its closing released the Client, and this connection with it. */
+		if (!loop_io_dispatching(l, io))
+			break;
+		if (r < 0) {
+			log_debug_errno(r, "private connection of %s failed, closing it: %m",
+					cc->client->name);
+			cc->broken(cc->client->broker, bus);
+			break;
+		}
+		if (r == 0 || sd_bus_get_timeout(bus, &t) <= 0 || t != 0)
+			break;
+	}
+	if (loop_io_dispatching(l, io))
+		conn_sync_events(cc);
+	sd_bus_unref(bus);
+}
+
+int client_add_conn(Client *c, sd_bus *bus, client_conn_broken_fn broken)
+{
+	ClientConn *cc;
 	const char *name;
+	int r;
 
 	if (c->n_conns >= GB_MAX_CONNECTIONS_PER_CLIENT)
 		return -EDQUOT;
 	/* Named after its client (before it started): that is how its calls find it. */
 	if (sd_bus_get_description(bus, &name) < 0 || strcmp(name, c->name) != 0)
 		return -EINVAL;
-	c->conns[c->n_conns++] = sd_bus_ref(bus);
+	cc = &c->conns[c->n_conns];
+	*cc = (ClientConn){ .client = c, .broken = broken };
+	r = loop_io_add(c->broker->loop, &cc->io, sd_bus_get_fd(bus), EPOLLIN, conn_on_io, cc);
+	if (r < 0)
+		return r;
+	cc->bus = sd_bus_ref(bus);
+	c->n_conns++;
+	conn_sync_events(cc);
 	return 0;
 }
 
@@ -120,7 +173,7 @@ Client *client_of_conn(Broker *b, sd_bus *bus)
 	if (sd_bus_get_description(bus, &name) < 0 || !(c = client_find(b, name)))
 		return NULL;
 	for (unsigned int i = 0; i < c->n_conns; i++)
-		if (c->conns[i] == bus)
+		if (c->conns[i].bus == bus)
 			return c;
 	return NULL;
 }
@@ -128,12 +181,12 @@ Client *client_of_conn(Broker *b, sd_bus *bus)
 void client_drop_conns(Client *c)
 {
 	while (c->n_conns) {
-		sd_bus *bus = c->conns[--c->n_conns];
+		ClientConn *cc = &c->conns[--c->n_conns];
 
-		c->conns[c->n_conns] = NULL;
+		loop_io_remove(&cc->io);
 		/* No flush: a peer that does not read must not block the broker. */
-		sd_bus_close(bus);
-		sd_bus_unref(bus);
+		sd_bus_close(cc->bus);
+		cc->bus = sd_bus_unref(cc->bus);
 	}
 }
 
@@ -145,7 +198,8 @@ int client_new_signal(Client *c, const char *path, const char *iface, const char
 
 	if (c->n_conns)
 		/* Peer to peer: nobody else is on that connection, no destination. */
-		return sd_bus_message_new_signal(c->conns[c->n_conns - 1], ret, path, iface, member);
+		return sd_bus_message_new_signal(c->conns[c->n_conns - 1].bus, ret, path, iface,
+						 member);
 	r = sd_bus_message_new_signal(c->broker->bus, &m, path, iface, member);
 	if (r < 0)
 		return r;
@@ -216,4 +270,17 @@ int client_get_by_name(Broker *b, const char *sender, Client **ret, sd_bus_error
 	}
 	*ret = c;
 	return 0;
+}
+
+int client_send(Client *c, sd_bus_message *m)
+{
+	sd_bus *bus = sd_bus_message_get_bus(m);
+	int r = sd_bus_send(NULL, m, NULL);
+
+	/* What a full socket did not take waits in sd-bus: the loop must wake when the
+	 * client reads. (The bus connection is sd-event's, which sees to that itself.) */
+	for (unsigned int i = 0; i < c->n_conns; i++)
+		if (c->conns[i].bus == bus)
+			conn_sync_events(&c->conns[i]);
+	return r;
 }

@@ -18,6 +18,10 @@
  * Client, and what the broker sends the client goes out on its newest private
  * connection instead of the bus. The Client and its connections end together:
  * when the bus name leaves or any of its private connections closes.
+ *
+ * A private connection is on the short way of the broker's loop (shared/loop.h),
+ * not attached to sd-event: the Client runs its I/O (client.c), one message per
+ * wake-up, and sends through client_send() so that a full socket is waited on.
  */
 #ifndef GB_CLIENT_H
 #define GB_CLIENT_H
@@ -27,10 +31,21 @@
 #include <systemd/sd-bus.h>
 
 #include "forward.h"
+#include "loop.h"
 #include "policy.h"
 
 /* Private connections one client may hold at a time (LimitsExceeded beyond). */
 #define GB_MAX_CONNECTIONS_PER_CLIENT 4
+
+/** A private connection that broke (not the orderly Disconnected its filter sees). */
+typedef void (*client_conn_broken_fn)(Broker *b, sd_bus *bus);
+
+typedef struct ClientConn {
+	sd_bus *bus;
+	LoopIo io;
+	Client *client;
+	client_conn_broken_fn broken;
+} ClientConn;
 
 struct Client {
 	Broker *broker;
@@ -41,7 +56,7 @@ struct Client {
 	size_t n_groups;
 	Request *requests;          /* managed requests (and persistent ones it subscribes to) */
 	Watch *watches;             /* its watches */
-	sd_bus *conns[GB_MAX_CONNECTIONS_PER_CLIENT]; /* private connections, oldest first */
+	ClientConn conns[GB_MAX_CONNECTIONS_PER_CLIENT]; /* private connections, oldest first */
 	unsigned int n_conns;
 };
 
@@ -59,19 +74,23 @@ Client *client_free(Client *c);
 /** Its identity for policy checks. */
 void client_caller(const Client *c, struct gb_caller *caller);
 /**
- * Hand @p bus (a private connection, described with sd_bus_set_description() as
- * @p c's unique name before it started) to @p c, which closes it when it ends.
+ * Hand @p bus (a started private connection, not attached to an event loop, and
+ * described with sd_bus_set_description() as @p c's unique name) to @p c, which
+ * runs its I/O from now on and closes it when it ends. @p broken is called if
+ * processing it fails.
  */
-int client_add_conn(Client *c, sd_bus *bus);
+int client_add_conn(Client *c, sd_bus *bus, client_conn_broken_fn broken);
 /** The Client whose private connection @p bus is, or NULL. */
 Client *client_of_conn(Broker *b, sd_bus *bus);
 /** Close its private connections (it is leaving: nothing more goes out on them). */
 void client_drop_conns(Client *c);
 /**
  * A signal for @p c alone: on its newest private connection, or on the bus with
- * @p c as destination (unicast). Send it with sd_bus_send(NULL, ...).
+ * @p c as destination (unicast). Send it with client_send().
  */
 int client_new_signal(Client *c, const char *path, const char *iface, const char *member,
 		      sd_bus_message **ret);
+/** Send @p m (from client_new_signal()), as sd_bus_send() does. */
+int client_send(Client *c, sd_bus_message *m);
 
 #endif

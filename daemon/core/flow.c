@@ -62,7 +62,7 @@ static int emitv(Flow *f, const char *member, const char *types, va_list ap)
 		return ret;
 	ret = sd_bus_message_appendv(m, types, ap);
 	if (ret >= 0)
-		ret = sd_bus_send(NULL, m, NULL);
+		ret = client_send(f->to, m);
 	sd_bus_message_unref(m);
 	if (ret < 0)
 		log_warning_errno(ret, "%s: cannot send %s to %s: %m", f->path, member, f->to->name);

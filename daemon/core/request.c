@@ -206,9 +206,9 @@ int request_start_events(Request *req)
 		ReqChip *rc = &req->chips[k];
 		int r;
 
-		if (!lreq_active(&rc->lreq) || rc->irq.source)
+		if (!lreq_active(&rc->lreq) || irq_attached(&rc->irq))
 			continue;
-		r = irq_attach(&rc->irq, req->broker->event, &rc->lreq, reqchip_on_edges, rc,
+		r = irq_attach(&rc->irq, req->broker->loop, &rc->lreq, reqchip_on_edges, rc,
 			       req->path);
 		if (r < 0)
 			return r;
@@ -545,7 +545,7 @@ int request_emit(Request *req, const char *member, const char *types, ...)
 	r = sd_bus_message_appendv(m, types, ap);
 	va_end(ap);
 	if (r >= 0)
-		r = sd_bus_send(NULL, m, NULL);
+		r = client_send(req->client, m);
 	sd_bus_message_unref(m);
 	return r;
 }

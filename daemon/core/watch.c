@@ -91,7 +91,7 @@ static int source_open(Line *l, sd_bus_error *error)
 	cfg.edge = GPIOD_LINE_EDGE_BOTH;
 	r = lreq_request(&s->lreq, l->chip->gc, WATCH_CONSUMER, 1, &l->offset, &cfg);
 	if (r >= 0)
-		r = irq_attach(&s->irq, l->chip->broker->event, &s->lreq, source_on_edges, s, s->name);
+		r = irq_attach(&s->irq, l->chip->broker->loop, &s->lreq, source_on_edges, s, s->name);
 	if (r < 0) {
 		lreq_release(&s->lreq);
 		free(s);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 
 #include "log.h"
 
@@ -36,36 +37,32 @@ static void irq_read(Irq *irq)
 		irq->handler(irq->userdata, ev, n);
 }
 
-static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+static void on_readable(LoopIo *io, uint32_t revents, void *userdata)
 {
 	Irq *irq = userdata;
 
 	if (revents & (EPOLLHUP | EPOLLERR)) {
 		/* The chip went away; the manager tells the owner once it sees the node go. */
 		irq_detach(irq);
-		return 0;
+		return;
 	}
 	irq_read(irq);
-	return 0;
 }
 
-int irq_attach(Irq *irq, sd_event *event, LineReq *k, irq_handler_t handler, void *userdata,
+int irq_attach(Irq *irq, Loop *loop, LineReq *k, irq_handler_t handler, void *userdata,
 	       const char *name)
 {
-	int r;
-
 	*irq = (Irq){ .lreq = k, .handler = handler, .userdata = userdata, .name = name };
-	r = sd_event_add_io(event, &irq->source, lreq_fd(k), EPOLLIN, on_readable, irq);
-	return r < 0 ? r : 0;
+	return loop_io_add(loop, &irq->io, lreq_fd(k), EPOLLIN, on_readable, irq);
 }
 
 void irq_detach(Irq *irq)
 {
-	irq->source = sd_event_source_disable_unref(irq->source);
+	loop_io_remove(&irq->io);
 }
 
 void irq_flush(Irq *irq)
 {
-	if (irq->source && lreq_events_pending(irq->lreq))
+	if (irq_attached(irq) && lreq_events_pending(irq->lreq))
 		irq_read(irq);
 }

@@ -5,7 +5,8 @@
  * request_irq() model.
  *
  * A line request with edge detection has an fd that becomes readable when the
- * kernel has queued edge events. An Irq watches that fd in the event loop and hands
+ * kernel has queued edge events. An Irq watches that fd in the broker's loop (on its
+ * short way, shared/loop.h: an edge is on the hot path) and hands
  * each batch it reads to a handler; what the events mean (whose they are, who gets
  * them) is the handler's business. The fd is always watched: edge detection may be
  * switched on later by a reconfigure, and an fd without edges is simply never
@@ -15,15 +16,15 @@
 #define GB_IRQ_H
 
 #include <stdint.h>
-#include <systemd/sd-event.h>
 
 #include "line-request.h"
+#include "loop.h"
 
 /** A batch of @p n edges, in kernel order. */
 typedef void (*irq_handler_t)(void *userdata, const struct gb_edge *ev, int n);
 
 typedef struct Irq {
-	sd_event_source *source;
+	LoopIo io;
 	LineReq *lreq;
 	irq_handler_t handler;
 	void *userdata;
@@ -31,8 +32,13 @@ typedef struct Irq {
 } Irq;
 
 /** Watch @p k; 0 or -errno. @p name must outlive the Irq. */
-int irq_attach(Irq *irq, sd_event *event, LineReq *k, irq_handler_t handler, void *userdata,
+int irq_attach(Irq *irq, Loop *loop, LineReq *k, irq_handler_t handler, void *userdata,
 	       const char *name);
+/** Is it watching? */
+static inline bool irq_attached(const Irq *irq)
+{
+	return loop_io_active(&irq->io);
+}
 /** Stop watching (the chip is gone, or the request ends). Safe to call twice. */
 void irq_detach(Irq *irq);
 /** Hand over what the kernel has queued right now (before the request goes away). */
