@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
@@ -378,17 +379,77 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 	return 0;
 }
 
-/* After the loop's fast callbacks (shared/loop.h): has the bus connection, which
- * sd-event runs, something it waits to do? Output a full socket did not take, or
- * messages read while a call waited for its reply: sd-event must take a turn to
- * see them, since neither makes its fd ready. */
-static bool bus_needs_turn(void *userdata)
+/*
+ * The bus connection is on the loop's short way (shared/loop.h), not attached to
+ * sd-event: what sd_bus_attach_event() would do, done here. One message per
+ * wake-up (more wait in the socket, which stays readable), as sd-bus does itself.
+ */
+static void bus_process(Broker *b)
+{
+	int r = sd_bus_process(b->bus, NULL);
+
+	if (r >= 0 && sd_bus_is_open(b->bus) > 0)
+		return;
+	/* Nobody left to serve: exit, which releases every line to its safe state. */
+	if (r < 0)
+		log_error_errno(r, "the %s bus connection failed: %m; exiting", arg_bus);
+	else
+		log_error("the %s bus connection closed; exiting", arg_bus);
+	loop_io_remove(&b->bus_io);
+	sd_event_exit(b->event, EXIT_FAILURE);
+}
+
+static void on_bus_io(LoopIo *io, uint32_t revents, void *userdata)
+{
+	bus_process(userdata);
+}
+
+/* Before the loop sleeps: what sd-bus has read already (while a call waited for its
+ * reply) makes its fd no readier, so it is handled now; then the events to wait for
+ * (POLLOUT while output is queued) and its earliest reply timeout. */
+static uint64_t bus_prepare(void *userdata)
 {
 	Broker *b = userdata;
-	uint64_t t;
-	int ev = sd_bus_get_events(b->bus);
+	uint64_t t = UINT64_MAX;
+	int ev;
 
-	return (ev > 0 && (ev & POLLOUT)) || (sd_bus_get_timeout(b->bus, &t) > 0 && t == 0);
+	for (int i = 0; i < 64 && loop_io_active(&b->bus_io); i++) {
+		if (sd_bus_get_timeout(b->bus, &t) <= 0 || t != 0)
+			break;
+		bus_process(b);
+	}
+	if (!loop_io_active(&b->bus_io))
+		return UINT64_MAX;
+	ev = sd_bus_get_events(b->bus);
+	if (ev >= 0)
+		(void)loop_io_set_events(&b->bus_io, (ev & POLLIN ? EPOLLIN : 0u) |
+							 (ev & POLLOUT ? EPOLLOUT : 0u));
+	return sd_bus_get_timeout(b->bus, &t) > 0 ? t : UINT64_MAX;
+}
+
+/* As sd-bus does at the exit of a loop it is attached to: what is queued goes out,
+ * then the connection closes, before the lines are released (their signals would
+ * tell clients the requests are gone, when a restart brings them back). */
+static int on_loop_exit(sd_event_source *s, void *userdata)
+{
+	Broker *b = userdata;
+
+	loop_io_remove(&b->bus_io);
+	if (sd_bus_is_open(b->bus) > 0) {
+		(void)sd_bus_flush(b->bus);
+		sd_bus_close(b->bus);
+	}
+	return 0;
+}
+
+static int attach_bus(Broker *b)
+{
+	int r = loop_io_add(b->loop, &b->bus_io, sd_bus_get_fd(b->bus), EPOLLIN, on_bus_io, b);
+
+	if (r < 0)
+		return r;
+	loop_set_prepare(b->loop, bus_prepare, b);
+	return sd_event_add_exit(b->event, NULL, on_loop_exit, b);
 }
 
 static int broker_run(Broker *b)
@@ -420,7 +481,6 @@ static int broker_run(Broker *b)
 	r = loop_new(b->event, &b->loop);
 	if (r < 0)
 		return log_error_errno(r, "cannot create event loop: %m");
-	loop_set_turn_check(b->loop, bus_needs_turn, b);
 
 	/* Under systemd with WatchdogSec=, the loop itself sends WATCHDOG=1: a hung
 	 * loop stops the pings and gets the service restarted. */
@@ -431,10 +491,7 @@ static int broker_run(Broker *b)
 	r = open_bus(&b->bus);
 	if (r < 0)
 		return log_error_errno(r, "cannot connect to the %s bus: %m", arg_bus);
-	r = sd_bus_attach_event(b->bus, b->event, SD_EVENT_PRIORITY_NORMAL);
-	if (r >= 0)
-		/* If the bus goes away there is nobody to serve: exit (lines released). */
-		r = sd_bus_set_exit_on_disconnect(b->bus, 1);
+	r = attach_bus(b);
 	if (r < 0)
 		return log_error_errno(r, "cannot attach the bus: %m");
 

@@ -49,8 +49,9 @@ struct policy_status {
 
 struct Broker {
 	sd_event *event;
-	Loop *loop;               /* around event: the short way of calls and edges */
+	Loop *loop;               /* around event, with a short way for calls and edges */
 	sd_bus *bus;
+	LoopIo bus_io;            /* the bus connection on the loop's short way (main.c) */
 	sd_bus_slot *name_owner_slot;
 	char *dev_dir;            /* where gpiochip nodes appear, "/dev" */
 

@@ -2,8 +2,10 @@
 /* The broker's main loop (loop.h says why it is not sd_event_loop()). */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "loop.h"
@@ -14,8 +16,8 @@ struct Loop {
 	sd_event *event;
 	int epoll_fd;
 	bool want_turn;
-	bool (*check)(void *userdata);
-	void *check_userdata;
+	uint64_t (*prepare)(void *userdata);
+	void *prepare_userdata;
 	/* The batch being dispatched, so that a removal can take its entry out. */
 	struct epoll_event batch[BATCH];
 	int batch_n, batch_i;
@@ -112,10 +114,27 @@ void loop_want_turn(Loop *l)
 	l->want_turn = true;
 }
 
-void loop_set_turn_check(Loop *l, bool (*check)(void *userdata), void *userdata)
+void loop_set_prepare(Loop *l, uint64_t (*prepare)(void *userdata), void *userdata)
 {
-	l->check = check;
-	l->check_userdata = userdata;
+	l->prepare = prepare;
+	l->prepare_userdata = userdata;
+}
+
+/* epoll_wait()'s timeout for sleeping until @p until; a clock read only for a
+ * deadline, which the broker's own fds never have once running. */
+static int timeout_ms(uint64_t until)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (until == UINT64_MAX)
+		return -1;
+	if (until == 0 || clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
+		return 0;
+	now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	if (until <= now)
+		return 0;
+	return (until - now) / 1000u >= INT_MAX ? INT_MAX : (int)((until - now + 999u) / 1000u);
 }
 
 /*
@@ -145,6 +164,20 @@ static int event_settle(Loop *l, int r)
 	}
 }
 
+/* The turns asked for (loop_want_turn()), also by sd-event's own callbacks: what
+ * the kernel queued for them is read in the next. Bounded: a turn may ask for
+ * another (a watcher retaking a line another turn's event freed), not forever. */
+static int wanted_turns(Loop *l)
+{
+	int r = 0;
+
+	for (int i = 0; r == 0 && l->want_turn && i < 8; i++) {
+		l->want_turn = false;
+		r = event_settle(l, sd_event_wait(l->event, 0));
+	}
+	return r;
+}
+
 int loop_run(Loop *l)
 {
 	int r, code = 0;
@@ -153,8 +186,16 @@ int loop_run(Loop *l)
 	r = event_settle(l, 0);
 	while (r == 0) {
 		bool event_ready = false;
-		int n = epoll_wait(l->epoll_fd, l->batch, BATCH, -1);
+		int n, timeout = l->prepare ? timeout_ms(l->prepare(l->prepare_userdata)) : -1;
 
+		/* Armed, sd-event does not see what the fast callbacks gave it: it must be
+		 * told (an exit asked for is seen here without being told). */
+		if (l->want_turn || sd_event_get_exit_code(l->event, &code) >= 0) {
+			l->want_turn = true;
+			r = wanted_turns(l);
+			continue;
+		}
+		n = epoll_wait(l->epoll_fd, l->batch, BATCH, timeout);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -166,6 +207,8 @@ int loop_run(Loop *l)
 			event_ready |= l->batch[i].data.ptr == &event_mark;
 		if (event_ready) {
 			r = event_settle(l, sd_event_wait(l->event, 0));
+			if (r == 0)
+				r = wanted_turns(l);
 			if (r != 0)
 				break;
 		}
@@ -178,14 +221,13 @@ int loop_run(Loop *l)
 			l->dispatching = io;
 			io->fn(io, e->events, io->userdata);
 			l->dispatching = NULL;
+			/* Before the next callback: it may depend on what sd-event is to read
+			 * (a line-info event the kernel queued for this callback's release). */
+			r = wanted_turns(l);
+			if (r != 0)
+				break;
 		}
 		l->batch_n = l->batch_i = 0;
-		/* Armed, sd-event does not see what the fast callbacks gave it: it must be
-		 * told (an exit asked for is seen here without being told). */
-		if (l->want_turn || sd_event_get_exit_code(l->event, &code) >= 0 ||
-		    (l->check && l->check(l->check_userdata)))
-			r = event_settle(l, sd_event_wait(l->event, 0));
-		l->want_turn = false;
 	}
 	l->batch_n = l->batch_i = 0;
 	if (r < 0)

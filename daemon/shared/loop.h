@@ -15,8 +15,9 @@
  * The catch, and the rule for fast callbacks: while the loop sleeps, sd-event has
  * been prepared (its timers armed, its buses' events set). A fast callback that
  * changes what sd-event would wait for must say so: loop_want_turn() after arming a
- * timer or a deferred source, or a turn check (loop_set_turn_check()) that sees it,
- * as the broker's does for the bus connection's queues. I/O registrations and
+ * timer or a deferred source, or after queueing it something to read before the
+ * next call (the kernel's line-info events of a request or release). I/O
+ * registrations and
  * sd_event_exit() need nothing: a new or changed sd-event io source is on
  * sd-event's epoll at once, and the loop looks for an exit asked for.
  *
@@ -70,10 +71,19 @@ static inline bool loop_io_active(const LoopIo *io)
  */
 bool loop_io_dispatching(Loop *l, const LoopIo *io);
 
-/** From a fast callback: let sd-event take a turn before the loop sleeps again. */
+/**
+ * Let sd-event take a turn before the next fast callback runs (or the loop sleeps):
+ * after arming one of its timers or deferred sources, or when it has something to
+ * read that the next callback may depend on (chip_lines_changed()).
+ */
 void loop_want_turn(Loop *l);
-/** Asked after each batch of fast callbacks: true if sd-event must take a turn. */
-void loop_set_turn_check(Loop *l, bool (*check)(void *userdata), void *userdata);
+/**
+ * Called each time before the loop sleeps, as sd-event calls a prepare callback:
+ * for what the owner of fast fds must do then (what sd-bus has queued, the events
+ * to wait for). It returns until when the loop may sleep, in CLOCK_MONOTONIC
+ * microseconds: UINT64_MAX for as long as nothing happens, 0 not at all.
+ */
+void loop_set_prepare(Loop *l, uint64_t (*prepare)(void *userdata), void *userdata);
 
 /** Run until sd_event_exit(); its exit code, or a negative errno. */
 int loop_run(Loop *l);

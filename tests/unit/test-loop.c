@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "loop.h"
@@ -110,11 +111,14 @@ static void on_fast_removes_itself(LoopIo *io, uint32_t revents, void *userdata)
 	ck_assert_int_eq(sd_event_exit(f->e, 3), 0);
 }
 
-static bool check_flag(void *userdata)
+/* As the broker's bus prepare hook would, on seeing what a callback queued. */
+static uint64_t prepare_flag(void *userdata)
 {
 	struct fixture *f = userdata;
 
-	return f->flag_for_check;
+	if (f->flag_for_check && f->calls[0])
+		loop_want_turn(f->l);
+	return UINT64_MAX;
 }
 
 /* A fast fd and sd-event's own sources in one loop; sd_event_exit() from a fast
@@ -187,8 +191,8 @@ START_TEST(test_removed_by_its_own_callback)
 }
 END_TEST
 
-/* What a fast callback gives sd-event runs at once when it says so (or its turn
- * check does), and only when the next wake-up comes if nobody does: the rule in
+/* What a fast callback gives sd-event runs at once when it says so (or the prepare
+ * hook does), and only when the next wake-up comes if nobody does: the rule in
  * loop.h, and why it is there. */
 static int run_with_defer(bool want_turn, bool flag_for_check)
 {
@@ -198,7 +202,7 @@ static int run_with_defer(bool want_turn, bool flag_for_check)
 	fixture_init(&f);
 	f.want_turn = want_turn;
 	f.flag_for_check = flag_for_check;
-	loop_set_turn_check(f.l, check_flag, &f);
+	loop_set_prepare(f.l, prepare_flag, &f);
 	ck_assert_int_eq(loop_io_add(f.l, &f.io[0], f.p[0].r, EPOLLIN, on_fast, &f), 0);
 	poke(&f.p[0]);
 	ck_assert_int_ge(sd_event_add_time_relative(f.e, NULL, CLOCK_MONOTONIC, 300000, 0,
@@ -275,6 +279,40 @@ START_TEST(test_set_events)
 }
 END_TEST
 
+/* The prepare hook's deadline wakes the loop with no fd ready. */
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static uint64_t prepare_deadline(void *userdata)
+{
+	struct fixture *f = userdata;
+
+	if (++f->calls[1] == 4)
+		sd_event_exit(f->e, 6);
+	return now_usec() + 5000;
+}
+
+START_TEST(test_prepare_deadline)
+{
+	struct fixture f;
+	uint64_t t0;
+
+	fixture_init(&f);
+	loop_set_prepare(f.l, prepare_deadline, &f);
+	t0 = now_usec();
+	ck_assert_int_eq(loop_run(f.l), 6);
+	ck_assert_int_eq(f.calls[1], 4);
+	/* Three sleeps until the deadline: it slept, and the deadline woke it. */
+	ck_assert_uint_ge(now_usec() - t0, 15000);
+	fixture_done(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("loop");
@@ -286,6 +324,7 @@ int main(void)
 	tcase_add_test(tc, test_turn_when_asked);
 	tcase_add_test(tc, test_sd_event_first_in_a_batch);
 	tcase_add_test(tc, test_set_events);
+	tcase_add_test(tc, test_prepare_deadline);
 	suite_add_tcase(s, tc);
 	return gb_run_suite(s);
 }
