@@ -97,6 +97,8 @@ int reqchip_apply(ReqChip *rc, sd_bus_error *error)
 		return -ENOMEM;
 	n = reqchip_lines(rc, offs, cfgs);
 	r = lreq_reconfigure(&rc->lreq, n, offs, cfgs);
+	if (r >= 0)
+		chip_lines_changed(rc->chip);
 	return r < 0 ? request_kernel_error(error, -r, "reconfigure", rc) : 0;
 }
 
@@ -145,8 +147,12 @@ static void reqchip_apply_safe_state(ReqChip *rc)
 
 static void reqchip_release(ReqChip *rc)
 {
+	bool held = lreq_active(&rc->lreq);
+
 	irq_detach(&rc->irq);
 	lreq_release(&rc->lreq);
+	if (held && rc->chip)
+		chip_lines_changed(rc->chip);
 }
 
 static int line_index(Request *req, ReqChip *rc, unsigned int offset)
@@ -229,6 +235,7 @@ static int reqchip_request(ReqChip *rc, sd_bus_error *error)
 	r = lreq_request(&rc->lreq, rc->chip->gc, rc->request->label, n, offs, cfgs);
 	if (r < 0)
 		return r == -ENOMEM ? r : request_kernel_error(error, -r, "request", rc);
+	chip_lines_changed(rc->chip);
 	return 0;
 }
 

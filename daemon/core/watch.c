@@ -51,6 +51,7 @@ static void source_close(Line *l)
 	irq_flush(&s->irq);
 	irq_detach(&s->irq);
 	lreq_release(&s->lreq);
+	chip_lines_changed(l->chip);
 	free(s);
 	l->source = NULL;
 	log_debug("line %s:%u: broker's watch request released", l->chip->name, l->offset);
@@ -90,6 +91,8 @@ static int source_open(Line *l, sd_bus_error *error)
 	cfg.direction = GPIOD_LINE_DIRECTION_INPUT;
 	cfg.edge = GPIOD_LINE_EDGE_BOTH;
 	r = lreq_request(&s->lreq, l->chip->gc, WATCH_CONSUMER, 1, &l->offset, &cfg);
+	if (r >= 0)
+		chip_lines_changed(l->chip);
 	if (r >= 0)
 		r = irq_attach(&s->irq, l->chip->broker->loop, &s->lreq, source_on_edges, s, s->name);
 	if (r < 0) {

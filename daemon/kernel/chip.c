@@ -9,6 +9,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,38 +41,89 @@ Chip *chip_free(Chip *c)
 	return NULL;
 }
 
+/* What a line-info event can change, and what the broker shows of it. */
+static bool info_same(struct gpiod_line_info *a, struct gpiod_line_info *b)
+{
+	const char *ca = gpiod_line_info_get_consumer(a), *cb = gpiod_line_info_get_consumer(b);
+
+	return gpiod_line_info_is_used(a) == gpiod_line_info_is_used(b) &&
+	       strcmp(ca ? ca : "", cb ? cb : "") == 0 &&
+	       gpiod_line_info_get_direction(a) == gpiod_line_info_get_direction(b) &&
+	       gpiod_line_info_get_edge_detection(a) == gpiod_line_info_get_edge_detection(b) &&
+	       gpiod_line_info_get_bias(a) == gpiod_line_info_get_bias(b) &&
+	       gpiod_line_info_get_drive(a) == gpiod_line_info_get_drive(b) &&
+	       gpiod_line_info_is_active_low(a) == gpiod_line_info_is_active_low(b) &&
+	       gpiod_line_info_get_debounce_period_us(a) == gpiod_line_info_get_debounce_period_us(b);
+}
+
+/* The kernel queues 32 line-info events per chip fd and drops any more without a
+ * word (gpiolib-cdev). A read that found as many may have lost some: every line's
+ * info is then read again, which is newer than anything still to come. */
+#define INFO_QUEUE 32
+
+static void resync_lines(Chip *c)
+{
+	log_debug("%s: %u line-info events at once, the kernel may have dropped some: "
+		  "reading every line's info again", c->name, INFO_QUEUE);
+	for (unsigned int i = 0; i < c->num_lines; i++) {
+		Line *l = &c->lines[i];
+		struct gpiod_line_info *fresh = gpiod_chip_get_line_info(c->gc, i);
+
+		if (!fresh)
+			continue;
+		if (info_same(l->info, fresh)) {
+			gpiod_line_info_free(fresh);
+			continue;
+		}
+		gpiod_line_info_free(l->info);
+		l->info = fresh;
+		c->ops->line_changed(l);
+	}
+}
+
+/* Every event queued (the fd is non-blocking), a bounded number per dispatch. */
 static int on_info_event(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	Chip *c = userdata;
-	struct gpiod_info_event *ev;
-	struct gpiod_line_info *info;
-	unsigned int off;
+	unsigned int n;
 
 	if (revents & (EPOLLHUP | EPOLLERR)) {
 		c->ops->gone(c);
 		return 0;
 	}
-	ev = gpiod_chip_read_info_event(c->gc);
-	if (!ev) {
-		if (errno == EAGAIN || errno == EINTR)
-			return 0;
-		log_warning_errno(errno, "reading line-info events of %s: %m", c->name);
-		c->ops->gone(c);
-		return 0;
-	}
-	info = gpiod_info_event_get_line_info(ev);
-	off = gpiod_line_info_get_offset(info);
-	if (off < c->num_lines) {
-		struct gpiod_line_info *copy = gpiod_line_info_copy(info);
+	for (n = 0; n < 4 * INFO_QUEUE; n++) {
+		struct gpiod_info_event *ev = gpiod_chip_read_info_event(c->gc);
+		struct gpiod_line_info *info;
+		unsigned int off;
 
-		if (copy) {
-			gpiod_line_info_free(c->lines[off].info);
-			c->lines[off].info = copy;
-			c->ops->line_changed(&c->lines[off]);
+		if (!ev) {
+			if (errno == EAGAIN || errno == EINTR)
+				break;
+			log_warning_errno(errno, "reading line-info events of %s: %m", c->name);
+			c->ops->gone(c);
+			return 0;
 		}
+		info = gpiod_info_event_get_line_info(ev);
+		off = gpiod_line_info_get_offset(info);
+		if (off < c->num_lines) {
+			struct gpiod_line_info *copy = gpiod_line_info_copy(info);
+
+			if (copy) {
+				gpiod_line_info_free(c->lines[off].info);
+				c->lines[off].info = copy;
+				c->ops->line_changed(&c->lines[off]);
+			}
+		}
+		gpiod_info_event_free(ev);
 	}
-	gpiod_info_event_free(ev);
+	if (n >= INFO_QUEUE)
+		resync_lines(c);
 	return 0;
+}
+
+void chip_lines_changed(Chip *c)
+{
+	loop_want_turn(c->loop);
 }
 
 Chip *chip_by_name(Chip *chips, const char *name)
@@ -99,7 +151,7 @@ bool chip_is_node_name(const char *n)
 	return strncmp(n, "gpiochip", 8) == 0 && n[8];
 }
 
-int chip_new(Broker *b, sd_event *event, const char *dev_dir, const char *name,
+int chip_new(Broker *b, sd_event *event, Loop *loop, const char *dev_dir, const char *name,
 	     const ChipOps *ops, Chip **ret)
 {
 	struct gpiod_chip_info *ci = NULL;
@@ -110,6 +162,7 @@ int chip_new(Broker *b, sd_event *event, const char *dev_dir, const char *name,
 	if (!c)
 		return -ENOMEM;
 	c->broker = b;
+	c->loop = loop;
 	c->ops = ops;
 	c->name = strdup(name);
 	if (!c->name || asprintf(&c->dev_path, "%s/%s", dev_dir, name) < 0) {
@@ -120,6 +173,12 @@ int chip_new(Broker *b, sd_event *event, const char *dev_dir, const char *name,
 	c->gc = gpiod_chip_open(c->dev_path);
 	if (!c->gc) {
 		r = -errno;
+		goto fail;
+	}
+	/* Info events are read until none is left (on_info_event()). */
+	if (fcntl(gpiod_chip_get_fd(c->gc), F_SETFL,
+		  fcntl(gpiod_chip_get_fd(c->gc), F_GETFL) | O_NONBLOCK) < 0) {
+		r = log_warning_errno(errno, "cannot make %s non-blocking: %m", c->dev_path);
 		goto fail;
 	}
 	ci = gpiod_chip_get_info(c->gc);

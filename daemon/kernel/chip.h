@@ -16,6 +16,7 @@
 #include <systemd/sd-event.h>
 
 #include "forward.h"
+#include "loop.h"
 #include "line-config.h"
 #include "line-request.h"
 
@@ -53,6 +54,7 @@ struct Chip {
 	unsigned int num_lines;
 	struct gpiod_chip *gc;
 	sd_event_source *info_source;
+	Loop *loop;                   /* told when the broker changes lines (chip_lines_changed()) */
 	const ChipOps *ops;
 	Line *lines;
 };
@@ -61,8 +63,15 @@ struct Chip {
  * Open @p dev_dir/@p name and watch the info of every line. 0 or -errno (logged:
  * a node that cannot be opened is a warning, the broker carries on without it).
  */
-int chip_new(Broker *b, sd_event *event, const char *dev_dir, const char *name,
+int chip_new(Broker *b, sd_event *event, Loop *loop, const char *dev_dir, const char *name,
 	     const ChipOps *ops, Chip **ret);
+/**
+ * The broker has just requested, reconfigured or released lines of @p c: the kernel
+ * has queued their info events, to be read before the next call is answered (it may
+ * ask about them) and before its 32-event queue overflows. On a fast callback's way
+ * (shared/loop.h) this asks for sd-event's turn at once.
+ */
+void chip_lines_changed(Chip *c);
 /** Close it. NULL-safe; returns NULL. No line may be held any more. */
 Chip *chip_free(Chip *c);
 

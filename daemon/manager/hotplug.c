@@ -150,7 +150,7 @@ static int chip_add(Broker *b, const char *name)
 		pending_drop(name);
 		return 0;
 	}
-	r = chip_new(b, b->event, b->dev_dir, name, &chip_ops, &c);
+	r = chip_new(b, b->event, b->loop, b->dev_dir, name, &chip_ops, &c);
 	if (r < 0) {
 		if ((r == -EACCES || r == -EPERM) && pending_note(b, name))
 			return r;
