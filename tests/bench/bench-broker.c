@@ -330,11 +330,31 @@ static void out_mem(const char *when, pid_t broker)
 	out(name, gb_proc_pss_kib(broker), "KiB");
 }
 
+/* A get round trip of the first client while all of them are connected: what a
+ * call costs does not grow with the connections the broker has. */
+static struct pct get_among_many(struct gpiobroker_request *r)
+{
+	int n = iters / 4 > 0 ? iters / 4 : 1;
+	long long *t = calloc(n, sizeof(*t));
+	struct pct p;
+
+	for (int i = 0; i < n; i++) {
+		long long t0 = gb_now_ns();
+
+		ck_assert_int_ge(gpiobroker_get_value(r, 0), 0);
+		t[i] = gb_now_ns() - t0;
+	}
+	p = pct_us(t, n);
+	free(t);
+	return p;
+}
+
 static void many_clients(pid_t broker, enum gpiobroker_transport transport, const char *tag,
-			 long *rss_idle, long *rss_many, int *fds, int *holding)
+			 long *rss_idle, long *rss_many, int *fds, int *holding, struct pct *get_many)
 {
 	static const uid_t uids[] = { UID_ALICE, UID_BOB, UID_CAROL, 0 };
 	struct gpiobroker **c = calloc(CLIENTS, sizeof(*c));
+	struct gpiobroker_request *first = NULL;
 	char when[64];
 	int held = 0;
 
@@ -351,7 +371,11 @@ static void many_clients(pid_t broker, enum gpiobroker_transport transport, cons
 			gpiobroker_line_settings_init(&s);
 			s.direction = GPIOBROKER_DIRECTION_INPUT;
 			/* The handle stays open: the request is held by the connection. */
-			ck_assert_ptr_nonnull(gpiobroker_request(c[i], spec(off), "many", &s));
+			struct gpiobroker_request *r = gpiobroker_request(c[i], spec(off), "many", &s);
+
+			ck_assert_ptr_nonnull(r);
+			if (!first)
+				first = r;
 			held++;
 		} else {
 			/* No line left for it: it looks one up, so the broker knows it. */
@@ -364,6 +388,8 @@ static void many_clients(pid_t broker, enum gpiobroker_transport transport, cons
 	out_mem(when, broker);
 	*fds = gb_proc_fd_count(broker);
 	*holding = held;
+	ck_assert_ptr_nonnull(first);
+	*get_many = get_among_many(first);
 	for (int i = 0; i < CLIENTS; i++)
 		gpiobroker_close(c[i]);
 	free(c);
@@ -414,12 +440,14 @@ static void bench_p2p(pid_t broker, sd_bus *root, struct pct bus, const struct p
 	int sent = f->sent, delivered = f->delivered, fds, holding;
 	uint64_t lost = f->lost;
 	long rss_before, rss_many;
+	struct pct get_many;
 
 	/* The bus clients are gone by the time a round trip comes back: the broker has
 	 * seen them leave (in order, on its bus connection) and freed what they had. */
 	ck_assert_int_ge(sd_bus_call_method(root, GB_BUS_NAME, GB_ROOT_PATH, "org.freedesktop.DBus.Peer",
 					    "Ping", NULL, NULL, ""), 0);
-	many_clients(broker, GPIOBROKER_TRANSPORT_P2P, "p2p_", &rss_before, &rss_many, &fds, &holding);
+	many_clients(broker, GPIOBROKER_TRANSPORT_P2P, "p2p_", &rss_before, &rss_many, &fds, &holding,
+		     &get_many);
 
 	out_pct("p2p.set_rtt", set);
 	out_pct("p2p.get_rtt", get);
@@ -433,6 +461,8 @@ static void bench_p2p(pid_t broker, sd_bus *root, struct pct bus, const struct p
 	out("p2p.rss_1000_clients_delta", rss_many - rss_before, "KiB");
 	out("p2p.clients_holding_a_line", holding, "clients");
 	out("p2p.fds_1000_clients", fds, "fds");
+	out_pct("p2p.get_rtt_1000_clients", get_many);
+	out("ratio.p2p_get_p50_1000_clients_vs_one", get_many.p50 / get.p50, "x");
 	out("ratio.p2p_set_p50_vs_bus_rtt", set.p50 / bus.p50, "x");
 	out("ratio.p2p_get_p50_vs_bus_rtt", get.p50 / bus.p50, "x");
 	out("ratio.p2p_edge_p50_vs_bus_rtt", edge.p50 / bus.p50, "x");
@@ -446,6 +476,7 @@ static void bench_p2p(pid_t broker, sd_bus *root, struct pct bus, const struct p
 START_TEST(test_bench)
 {
 	struct pct d_set, d_get, d_edge, bus, ping, b_set, b_get, b_edge, f_set, f_get, f_edge;
+	struct pct b_get_many;
 	int f_sent, f_delivered;
 	uint64_t f_lost;
 	struct p2p_figures p2p;
@@ -488,7 +519,8 @@ START_TEST(test_bench)
 	broker_burst(b, GPIOBROKER_REQUEST_DIRECT, &f_sent, &f_delivered, &f_lost);
 	gpiobroker_close(b);
 	bench_p2p_calls(&p2p);
-	many_clients(broker, GPIOBROKER_TRANSPORT_BUS, "", &rss_idle, &rss_many, &fds, &holding);
+	many_clients(broker, GPIOBROKER_TRANSPORT_BUS, "", &rss_idle, &rss_many, &fds, &holding,
+		     &b_get_many);
 
 	out_pct("limit.gpiod_set_rtt", d_set);
 	out_pct("limit.gpiod_get_rtt", d_get);
@@ -510,6 +542,8 @@ START_TEST(test_bench)
 	out("broker.clients_holding_a_line", holding, "clients");
 	out("broker.fds_idle", fds_idle, "fds");
 	out("broker.fds_1000_clients", fds, "fds");
+	out_pct("broker.get_rtt_1000_clients", b_get_many);
+	out("ratio.get_p50_1000_clients_vs_one", b_get_many.p50 / b_get.p50, "x");
 	out("ratio.set_p50_broker_vs_gpiod", b_set.p50 / d_set.p50, "x");
 	out("ratio.get_p50_broker_vs_gpiod", b_get.p50 / d_get.p50, "x");
 	out("ratio.set_p50_vs_bus_rtt", b_set.p50 / bus.p50, "x");
