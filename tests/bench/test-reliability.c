@@ -120,9 +120,12 @@ START_TEST(test_kill_storm)
 		pid = fork();
 		ck_assert_int_ge(pid, 0);
 		if (pid == 0) {
-			sd_bus *cb = gb_connect(k % 2 ? UID_ALICE : UID_BOB);
 			const char *u = NULL;
 			char spec[64];
+			sd_bus *cb;
+
+			gb_test_child_unreported();
+			cb = gb_connect(k % 2 ? UID_ALICE : UID_BOB);
 
 			close(pfd[0]);
 			gb_get_unique_name(cb, &u);
