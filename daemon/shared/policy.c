@@ -161,7 +161,25 @@ bool gb_policy_entry_allows_caller(const struct gb_policy_entry *e, const struct
 	return false;
 }
 
-/* The entry a caller may use for a line, or -EACCES with why not. */
+/* Why no entry covers @p l, when the match gave no reason of its own. */
+static void no_entry_reason(const struct gb_line_ident *l, char *reason, size_t size)
+{
+	if (!reason[0])
+		snprintf(reason, size,
+			 "no policy entry covers %s:%u%s%s%s; an integrator must add one "
+			 "(see gpiod-broker.policy(5))", l->chip_name, l->offset,
+			 l->line_name && *l->line_name ? " (\"" : "",
+			 l->line_name && *l->line_name ? l->line_name : "",
+			 l->line_name && *l->line_name ? "\")" : "");
+}
+
+static bool root_bypass(const struct gb_policy *p, const struct gb_caller *c)
+{
+	return c->uid == 0 && p->root_bypass;
+}
+
+/* The entry a caller may use for a line: 0 and *@p ret; 1 if root needs none (the
+ * policy lets root bypass it); or -EACCES with why not in @p reason. */
 static int entry_for(const struct gb_policy *p, const struct gb_line_ident *l,
 		     const struct gb_caller *c, const struct gb_policy_entry **ret,
 		     char *reason, size_t size)
@@ -169,15 +187,12 @@ static int entry_for(const struct gb_policy *p, const struct gb_line_ident *l,
 	const struct gb_policy_entry *e;
 	char where[300];
 
+	reason[0] = '\0';
+	if (root_bypass(p, c))
+		return 1;
 	e = gb_policy_match(p, l, reason, size);
 	if (!e) {
-		if (!reason[0])
-			snprintf(reason, size,
-				 "no policy entry covers %s:%u%s%s%s; an integrator must add one "
-				 "(see gpiod-broker.policy(5))", l->chip_name, l->offset,
-				 l->line_name && *l->line_name ? " (\"" : "",
-				 l->line_name && *l->line_name ? l->line_name : "",
-				 l->line_name && *l->line_name ? "\")" : "");
+		no_entry_reason(l, reason, size);
 		return -EACCES;
 	}
 	if (!gb_policy_entry_allows_caller(e, c)) {
@@ -221,11 +236,6 @@ static int check_settings(const struct gb_policy_entry *e, const struct gb_line_
 	return 0;
 }
 
-static bool root_bypass(const struct gb_policy *p, const struct gb_caller *c)
-{
-	return c->uid == 0 && p->root_bypass;
-}
-
 int gb_policy_check_request(const struct gb_policy *p, const struct gb_line_ident *l,
 			    const struct gb_caller *c, const struct gb_line_config *cfg,
 			    bool persistent, const char *label, char *reason, size_t size)
@@ -234,12 +244,9 @@ int gb_policy_check_request(const struct gb_policy *p, const struct gb_line_iden
 	char where[300];
 	int r;
 
-	reason[0] = '\0';
-	if (root_bypass(p, c))
-		return 0;
 	r = entry_for(p, l, c, &e, reason, size);
-	if (r < 0)
-		return r;
+	if (r != 0)
+		return r < 0 ? r : 0;
 	gb_policy_entry_describe(e, where, sizeof(where));
 	if (persistent && !e->persistent) {
 		snprintf(reason, size, "persistent requests are not allowed by %s (persistent = no)", where);
@@ -261,12 +268,9 @@ int gb_policy_check_reconfigure(const struct gb_policy *p, const struct gb_line_
 	char where[300];
 	int r;
 
-	reason[0] = '\0';
-	if (root_bypass(p, c))
-		return 0;
 	r = entry_for(p, l, c, &e, reason, size);
-	if (r < 0)
-		return r;
+	if (r != 0)
+		return r < 0 ? r : 0;
 	if (new->direction != old->direction && !e->direction_may_change) {
 		gb_policy_entry_describe(e, where, sizeof(where));
 		snprintf(reason, size, "the direction may not change: %s has direction-may-change = no",
@@ -300,13 +304,7 @@ int gb_policy_check_watch(const struct gb_policy *p, const struct gb_line_ident 
 		return 0;
 	}
 	if (!e) {
-		if (!reason[0])
-			snprintf(reason, size,
-				 "no policy entry covers %s:%u%s%s%s; an integrator must add one "
-				 "(see gpiod-broker.policy(5))", l->chip_name, l->offset,
-				 l->line_name && *l->line_name ? " (\"" : "",
-				 l->line_name && *l->line_name ? l->line_name : "",
-				 l->line_name && *l->line_name ? "\")" : "");
+		no_entry_reason(l, reason, size);
 		return -EACCES;
 	}
 	ok = e->watch_any_user || id_in(e->watch_uids, e->n_watch_uids, c->uid) ||
@@ -329,12 +327,9 @@ int gb_policy_check_direct(const struct gb_policy *p, const struct gb_line_ident
 	char where[300];
 	int r;
 
-	reason[0] = '\0';
-	if (root_bypass(p, c))
-		return 0;
 	r = entry_for(p, l, c, &e, reason, size);
-	if (r < 0)
-		return r;
+	if (r != 0)
+		return r < 0 ? r : 0;
 	if (e->direct)
 		return 0;
 	gb_policy_entry_describe(e, where, sizeof(where));
@@ -346,9 +341,7 @@ int gb_policy_check_use(const struct gb_policy *p, const struct gb_line_ident *l
 			const struct gb_caller *c, char *reason, size_t size)
 {
 	const struct gb_policy_entry *e;
+	int r = entry_for(p, l, c, &e, reason, size);
 
-	reason[0] = '\0';
-	if (root_bypass(p, c))
-		return 0;
-	return entry_for(p, l, c, &e, reason, size);
+	return r < 0 ? r : 0;
 }
