@@ -90,6 +90,21 @@ static void out_pct(const char *base, struct pct p)
 	out(name, p.p99, "us");
 }
 
+/* A burst's counts: sent, delivered, counted lost, and what is none of those. */
+static void out_burst(const char *base, int sent, int delivered, uint64_t lost)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s.burst_sent", base);
+	out(name, sent, "events");
+	snprintf(name, sizeof(name), "%s.burst_delivered", base);
+	out(name, delivered, "events");
+	snprintf(name, sizeof(name), "%s.burst_lost_counted", base);
+	out(name, lost, "events");
+	snprintf(name, sizeof(name), "%s.burst_unaccounted", base);
+	out(name, sent - delivered - (int)lost, "events");
+}
+
 /* --- limits ------------------------------------------------------------------- */
 
 static void direct_setget(struct pct *set, struct pct *get)
@@ -403,10 +418,7 @@ static void print_direct(const struct pct *f_set, const struct pct *f_get, const
 	out_pct("direct.set_rtt", *f_set);
 	out_pct("direct.get_rtt", *f_get);
 	out_pct("direct.edge_latency", *f_edge);
-	out("direct.burst_sent", sent, "events");
-	out("direct.burst_delivered", delivered, "events");
-	out("direct.burst_lost_counted", lost, "events");
-	out("direct.burst_unaccounted", sent - delivered - (int)lost, "events");
+	out_burst("direct", sent, delivered, lost);
 	out("ratio.direct_get_p50_vs_gpiod", f_get->p50 / d_get->p50, "x");
 	target("target.direct_set_p50", f_set->p50 / d_set->p50, 1.5, "x gpiod set (<= 1.5)");
 	target("target.direct_edge_p50", f_edge->p50 / d_edge->p50, 1.3, "x gpiod edge (<= 1.3)");
@@ -452,10 +464,7 @@ static void bench_p2p(pid_t broker, sd_bus *root, struct pct bus, const struct p
 	out_pct("p2p.set_rtt", set);
 	out_pct("p2p.get_rtt", get);
 	out_pct("p2p.edge_latency", edge);
-	out("p2p.burst_sent", sent, "events");
-	out("p2p.burst_delivered", delivered, "events");
-	out("p2p.burst_lost_counted", lost, "events");
-	out("p2p.burst_unaccounted", sent - delivered - (int)lost, "events");
+	out_burst("p2p", sent, delivered, lost);
 	out("p2p.rss_before_clients", rss_before, "KiB");
 	out("p2p.rss_1000_clients", rss_many, "KiB");
 	out("p2p.rss_1000_clients_delta", rss_many - rss_before, "KiB");
@@ -530,10 +539,7 @@ START_TEST(test_bench)
 	out_pct("broker.set_rtt", b_set);
 	out_pct("broker.get_rtt", b_get);
 	out_pct("broker.edge_latency", b_edge);
-	out("broker.burst_sent", sent, "events");
-	out("broker.burst_delivered", delivered, "events");
-	out("broker.burst_lost_counted", lost, "events");
-	out("broker.burst_unaccounted", sent - delivered - (int)lost, "events");
+	out_burst("broker", sent, delivered, lost);
 	out("broker.cpu_per_1000_events", (cpu1 - cpu0) / 1e6 / ((edges + sent) / 1000.0), "ms");
 	out("broker.rss_idle", rss_start, "KiB");
 	out("broker.rss_before_clients", rss_idle, "KiB");
