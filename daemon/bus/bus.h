@@ -51,6 +51,9 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_read_line_settings(sd_bus_message *m, struct gb_line_config *c, const char *what,
 			   sd_bus_error *error);
 int bus_read_request_options(sd_bus_message *m, int *persistent, int *direct, sd_bus_error *error);
+/* An a{sv} of options for @p method, which has none yet: any is refused (InvalidArgs),
+ * not ignored, so that a client asking for one this broker lacks knows it. */
+int bus_read_no_options(sd_bus_message *m, const char *method, sd_bus_error *error);
 /* direct-bus.c: what only direct requests have (Request.GetLineFds, two properties). */
 int method_get_line_fds(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int bus_request_direct_get(sd_bus *bus, const char *path, const char *iface, const char *prop,

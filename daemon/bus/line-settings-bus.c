@@ -101,3 +101,19 @@ int bus_read_request_options(sd_bus_message *m, int *persistent, int *direct, sd
 					"request ends with its owner's connection");
 	return 0;
 }
+
+int bus_read_no_options(sd_bus_message *m, const char *method, sd_bus_error *error)
+{
+	const char *key = "";
+	int r = sd_bus_message_enter_container(m, 'a', "{sv}");
+
+	if (r >= 0)
+		r = sd_bus_message_enter_container(m, 'e', "sv");
+	if (r <= 0)
+		return r < 0 ? r : sd_bus_message_exit_container(m);
+	r = sd_bus_message_read(m, "s", &key);
+	if (r < 0)
+		return r;
+	return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+				 "unknown option '%s' (%s takes none yet)", key, method);
+}

@@ -90,21 +90,9 @@ int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *erro
 	Client *c;
 	int r, sv[2];
 
-	/* No option is defined yet: an unknown one is refused, not ignored, so that a
-	 * client asking for something this broker lacks knows it. */
-	r = sd_bus_message_enter_container(m, 'a', "{sv}");
+	r = bus_read_no_options(m, "OpenConnection", error);
 	if (r < 0)
 		return r;
-	r = sd_bus_message_enter_container(m, 'e', "sv");
-	if (r < 0)
-		return r;
-	if (r > 0) {
-		const char *key = "";
-
-		(void)sd_bus_message_read(m, "s", &key);
-		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
-					 "unknown option \"%s\" (OpenConnection takes none)", key);
-	}
 	r = client_get(b, m, &c, error);
 	if (r < 0)
 		return r;

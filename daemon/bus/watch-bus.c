@@ -19,28 +19,6 @@
 #include "org.gpiodbroker1.h"
 #include "watch.h"
 
-static int read_options(sd_bus_message *m, sd_bus_error *error)
-{
-	int r = sd_bus_message_enter_container(m, 'a', "{sv}");
-
-	if (r < 0)
-		return r;
-	r = sd_bus_message_enter_container(m, 'e', "sv");
-	if (r < 0)
-		return r;
-	if (r > 0) {
-		const char *key;
-
-		r = sd_bus_message_read(m, "s", &key);
-		if (r < 0)
-			return r;
-		/* None yet; the argument is there so options can come without a new method. */
-		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
-					 "unknown watch option '%s' (there are none yet)", key);
-	}
-	return sd_bus_message_exit_container(m);
-}
-
 int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	Broker *b = userdata;
@@ -63,7 +41,7 @@ int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	r = line_resolve_spec(b, spec, &l, error);
 	if (r < 0)
 		return r;
-	r = read_options(m, error);
+	r = bus_read_no_options(m, "Watch", error);
 	if (r < 0)
 		return r;
 
