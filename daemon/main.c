@@ -12,7 +12,6 @@
 #include <getopt.h>
 #include <gpiod.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -410,20 +409,13 @@ static void on_bus_io(LoopIo *io, uint32_t revents, void *userdata)
 static uint64_t bus_prepare(void *userdata)
 {
 	Broker *b = userdata;
-	uint64_t t = UINT64_MAX;
-	int ev;
+	uint64_t t;
 
-	for (int i = 0; i < 64 && loop_io_active(&b->bus_io); i++) {
-		if (sd_bus_get_timeout(b->bus, &t) <= 0 || t != 0)
-			break;
+	for (int i = 0; i < 64 && loop_io_active(&b->bus_io) && loop_bus_queued(b->bus); i++)
 		bus_process(b);
-	}
 	if (!loop_io_active(&b->bus_io))
 		return UINT64_MAX;
-	ev = sd_bus_get_events(b->bus);
-	if (ev >= 0)
-		(void)loop_io_set_events(&b->bus_io, (ev & POLLIN ? EPOLLIN : 0u) |
-							 (ev & POLLOUT ? EPOLLOUT : 0u));
+	loop_io_sync_bus(&b->bus_io, b->bus);
 	return sd_bus_get_timeout(b->bus, &t) > 0 ? t : UINT64_MAX;
 }
 

@@ -9,7 +9,6 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -101,18 +100,6 @@ static int query_credentials(sd_bus *bus, const char *name, Client *c)
 	return have_uid ? 0 : -ENODATA;
 }
 
-/* What the loop waits for on @p cc: what sd-bus wants (POLLOUT while it has output
- * queued). A closing connection has nothing to say; what is left of it comes
- * through sd_bus_process(). */
-static void conn_sync_events(ClientConn *cc)
-{
-	int ev = sd_bus_get_events(cc->bus);
-
-	if (ev >= 0)
-		(void)loop_io_set_events(&cc->io, (ev & POLLIN ? EPOLLIN : 0u) |
-							  (ev & POLLOUT ? EPOLLOUT : 0u));
-}
-
 /* What sd-bus does under sd-event, without a turn of it: one message per wake-up
  * (more wait in the socket, which stays readable), and at once what it has queued
  * already or what its closing leaves (the Disconnected signal its filter takes). */
@@ -123,7 +110,6 @@ static void conn_on_io(LoopIo *io, uint32_t revents, void *userdata)
 	sd_bus *bus = sd_bus_ref(cc->bus);
 
 	for (int i = 0; i < 64; i++) {
-		uint64_t t = UINT64_MAX;
 		int r = sd_bus_process(bus, NULL);
 
 		/* Its closing released the Client, and this connection with it. */
@@ -135,11 +121,11 @@ static void conn_on_io(LoopIo *io, uint32_t revents, void *userdata)
 			cc->broken(cc->client->broker, bus);
 			break;
 		}
-		if (r == 0 || sd_bus_get_timeout(bus, &t) <= 0 || t != 0)
+		if (r == 0 || !loop_bus_queued(bus))
 			break;
 	}
 	if (loop_io_dispatching(l, io))
-		conn_sync_events(cc);
+		loop_io_sync_bus(io, bus);
 	sd_bus_unref(bus);
 }
 
@@ -161,7 +147,7 @@ int client_add_conn(Client *c, sd_bus *bus, client_conn_broken_fn broken)
 		return r;
 	cc->bus = sd_bus_ref(bus);
 	c->n_conns++;
-	conn_sync_events(cc);
+	loop_io_sync_bus(&cc->io, bus);
 	return 0;
 }
 
@@ -278,9 +264,10 @@ int client_send(Client *c, sd_bus_message *m)
 	int r = sd_bus_send(NULL, m, NULL);
 
 	/* What a full socket did not take waits in sd-bus: the loop must wake when the
-	 * client reads. (The bus connection is sd-event's, which sees to that itself.) */
+	 * client reads. (The bus connection's events are set each time before the loop
+	 * sleeps, main.c.) */
 	for (unsigned int i = 0; i < c->n_conns; i++)
 		if (c->conns[i].bus == bus)
-			conn_sync_events(&c->conns[i]);
+			loop_io_sync_bus(&c->conns[i].io, bus);
 	return r;
 }

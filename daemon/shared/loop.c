@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -118,6 +119,23 @@ void loop_set_prepare(Loop *l, uint64_t (*prepare)(void *userdata), void *userda
 {
 	l->prepare = prepare;
 	l->prepare_userdata = userdata;
+}
+
+void loop_io_sync_bus(LoopIo *io, sd_bus *bus)
+{
+	int ev = sd_bus_get_events(bus);
+
+	/* A closed connection has nothing to wait for: what is left of it comes through
+	 * sd_bus_process(). */
+	if (ev >= 0)
+		(void)loop_io_set_events(io, (ev & POLLIN ? EPOLLIN : 0u) | (ev & POLLOUT ? EPOLLOUT : 0u));
+}
+
+bool loop_bus_queued(sd_bus *bus)
+{
+	uint64_t t;
+
+	return sd_bus_get_timeout(bus, &t) > 0 && t == 0;
 }
 
 /* epoll_wait()'s timeout for sleeping until @p until; a clock read only for a

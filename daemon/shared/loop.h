@@ -30,6 +30,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
 typedef struct Loop Loop;
@@ -84,6 +85,16 @@ void loop_want_turn(Loop *l);
  * microseconds: UINT64_MAX for as long as nothing happens, 0 not at all.
  */
 void loop_set_prepare(Loop *l, uint64_t (*prepare)(void *userdata), void *userdata);
+
+/*
+ * An sd-bus connection on the short way, doing what sd_bus_attach_event() would:
+ * loop_io_sync_bus() after processing or sending, so that the loop waits for what
+ * sd-bus wants (POLLOUT while output is queued); loop_bus_queued() for whether
+ * sd-bus has work its fd does not show (messages read while a call waited for its
+ * reply, or a closing to finish), to be processed before the loop sleeps.
+ */
+void loop_io_sync_bus(LoopIo *io, sd_bus *bus);
+bool loop_bus_queued(sd_bus *bus);
 
 /** Run until sd_event_exit(); its exit code, or a negative errno. */
 int loop_run(Loop *l);
