@@ -282,11 +282,18 @@ void gb_direct_conn_free(struct gb_direct_conn *c)
 
 #define IDX(idx, i) ((idx) ? (idx)[i] : (unsigned int)(i))
 
-int gb_direct_get(struct gb_direct_req *d, size_t n, const unsigned int idx[], int values[])
+static bool indices_valid(const struct gb_direct_req *d, size_t n, const unsigned int idx[])
 {
 	for (size_t i = 0; i < n; i++)
 		if (IDX(idx, i) >= d->n_lines)
-			return -EINVAL;
+			return false;
+	return true;
+}
+
+int gb_direct_get(struct gb_direct_req *d, size_t n, const unsigned int idx[], int values[])
+{
+	if (!indices_valid(d, n, idx))
+		return -EINVAL;
 	/* One ioctl per fd that has any of the lines. */
 	for (size_t k = 0; k < d->n_fds; k++) {
 		struct gpio_v2_line_values v = { 0 };
@@ -309,9 +316,8 @@ int gb_direct_set(struct gb_direct_req *d, size_t n, const unsigned int idx[], c
 {
 	if (!values)
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (IDX(idx, i) >= d->n_lines)
-			return -EINVAL;
+	if (!indices_valid(d, n, idx))
+		return -EINVAL;
 	for (size_t k = 0; k < d->n_fds; k++) {
 		struct gpio_v2_line_values v = { 0 };
 
