@@ -65,20 +65,9 @@ static void resync_lines(Chip *c)
 {
 	log_debug("%s: %u line-info events at once, the kernel may have dropped some: "
 		  "reading every line's info again", c->name, INFO_QUEUE);
-	for (unsigned int i = 0; i < c->num_lines; i++) {
-		Line *l = &c->lines[i];
-		struct gpiod_line_info *fresh = gpiod_chip_get_line_info(c->gc, i);
-
-		if (!fresh)
-			continue;
-		if (info_same(l->info, fresh)) {
-			gpiod_line_info_free(fresh);
-			continue;
-		}
-		gpiod_line_info_free(l->info);
-		l->info = fresh;
-		c->ops->line_changed(l);
-	}
+	for (unsigned int i = 0; i < c->num_lines; i++)
+		if (line_refresh_info(&c->lines[i]))
+			c->ops->line_changed(&c->lines[i]);
 }
 
 /* Every event queued (the fd is non-blocking), a bounded number per dispatch. */
@@ -250,17 +239,20 @@ Line *line_from_path(Chip *chips, const char *path)
 	return NULL;
 }
 
-void line_refresh_info(Line *l)
+bool line_refresh_info(Line *l)
 {
 	struct gpiod_line_info *fresh;
+	bool changed;
 
 	if (!l->chip->gc)
-		return;
+		return false;
 	fresh = gpiod_chip_get_line_info(l->chip->gc, l->offset);
-	if (fresh) {
-		gpiod_line_info_free(l->info);
-		l->info = fresh;
-	}
+	if (!fresh)
+		return false;
+	changed = !info_same(l->info, fresh);
+	gpiod_line_info_free(l->info);
+	l->info = fresh;
+	return changed;
 }
 
 const char *line_name(const Line *l)

@@ -84,9 +84,10 @@ Line *line_from_path(Chip *chips, const char *path);
 
 /**
  * Ask the kernel for @p l's info now: the watch's events lag, e.g. right after a
- * release of our own. Keeps the cached info if the kernel cannot answer.
+ * release of our own. Keeps the cached info if the kernel cannot answer. True if
+ * what it shows changed.
  */
-void line_refresh_info(Line *l);
+bool line_refresh_info(Line *l);
 /** The line's kernel name, or NULL. */
 const char *line_name(const Line *l);
 /** "gpiochip0:3 (\"reset\")", for messages. */
