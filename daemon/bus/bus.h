@@ -43,8 +43,10 @@ extern const struct bus_iface bus_watch_iface;    /* watch-bus.c */
 /* manager-bus.c: every object of the broker on the system bus. */
 int bus_manager_register(Broker *b);
 /* p2p-dispatch.c: serve every object on private connection @p bus (one filter,
- * which also tells bus_p2p_closed() when the connection closes). */
+ * which also calls bus_p2p_closed() when the connection closes). */
 int bus_p2p_serve(Broker *b, sd_bus *bus);
+/* The private connection @p bus closed, or its I/O failed: its Client leaves. */
+void bus_p2p_closed(Broker *b, sd_bus *bus);
 /* request-bus.c: Manager.Request() and the Request objects. */
 int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error);
 /* line-settings-bus.c: a{sv} arguments. @p what names the line in messages. */
@@ -65,6 +67,5 @@ int method_reload_policy(sd_bus_message *m, void *userdata, sd_bus_error *error)
 int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error);
 /* p2p-bus.c: Manager.OpenConnection(), the private peer-to-peer connections. */
 int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *error);
-void bus_p2p_closed(Broker *b, sd_bus *bus);
 
 #endif
