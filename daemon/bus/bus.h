@@ -32,6 +32,22 @@ struct bus_iface {
 	sd_bus_object_find_t find; /* fallbacks only: userdata Broker -> the object */
 	sd_bus_node_enumerator_t enumerate; /* the objects below @path, or NULL */
 };
+/*
+ * The signals of a subscription, which a Request's owner and a Watch's holder get
+ * alike (docs/dbus-api.md): declared once so that the two interfaces cannot drift
+ * apart. A Request adds RevokePending after them.
+ */
+#define BUS_SUBSCRIPTION_SIGNALS \
+	SD_BUS_SIGNAL_WITH_ARGS("Event", \
+				SD_BUS_ARGS("u", index, "u", offset, "s", edge, "t", timestamp_ns, \
+					    "t", global_seqno, "t", line_seqno, "t", seqno), 0), \
+	SD_BUS_SIGNAL_WITH_ARGS("InitialState", \
+				SD_BUS_ARGS("u", index, "u", offset, "b", value, "t", timestamp_ns, \
+					    "t", seqno), 0), \
+	SD_BUS_SIGNAL_WITH_ARGS("EventsLost", SD_BUS_ARGS("t", count, "t", total), 0), \
+	SD_BUS_SIGNAL_WITH_ARGS("ChipGone", SD_BUS_ARGS("s", chip), 0), \
+	SD_BUS_SIGNAL_WITH_ARGS("Revoked", SD_BUS_ARGS("s", reason), 0)
+
 /* Every interface, NULL-terminated (manager-bus.c). */
 extern const struct bus_iface *const bus_ifaces[];
 extern const struct bus_iface bus_manager_iface;  /* manager-bus.c */
