@@ -32,6 +32,22 @@ struct bus_iface {
 	sd_bus_object_find_t find; /* fallbacks only: userdata Broker -> the object */
 	sd_bus_node_enumerator_t enumerate; /* the objects below @path, or NULL */
 };
+/*
+ * The signals of a subscription, which a Request's owner and a Watch's holder get
+ * alike (docs/dbus-api.md): declared once so that the two interfaces cannot drift
+ * apart. A Request adds RevokePending after them.
+ */
+#define BUS_SUBSCRIPTION_SIGNALS \
+	SD_BUS_SIGNAL_WITH_ARGS("Event", \
+				SD_BUS_ARGS("u", index, "u", offset, "s", edge, "t", timestamp_ns, \
+					    "t", global_seqno, "t", line_seqno, "t", seqno), 0), \
+	SD_BUS_SIGNAL_WITH_ARGS("InitialState", \
+				SD_BUS_ARGS("u", index, "u", offset, "b", value, "t", timestamp_ns, \
+					    "t", seqno), 0), \
+	SD_BUS_SIGNAL_WITH_ARGS("EventsLost", SD_BUS_ARGS("t", count, "t", total), 0), \
+	SD_BUS_SIGNAL_WITH_ARGS("ChipGone", SD_BUS_ARGS("s", chip), 0), \
+	SD_BUS_SIGNAL_WITH_ARGS("Revoked", SD_BUS_ARGS("s", reason), 0)
+
 /* Every interface, NULL-terminated (manager-bus.c). */
 extern const struct bus_iface *const bus_ifaces[];
 extern const struct bus_iface bus_manager_iface;  /* manager-bus.c */
@@ -43,8 +59,10 @@ extern const struct bus_iface bus_watch_iface;    /* watch-bus.c */
 /* manager-bus.c: every object of the broker on the system bus. */
 int bus_manager_register(Broker *b);
 /* p2p-dispatch.c: serve every object on private connection @p bus (one filter,
- * which also tells bus_p2p_closed() when the connection closes). */
+ * which also calls bus_p2p_closed() when the connection closes). */
 int bus_p2p_serve(Broker *b, sd_bus *bus);
+/* The private connection @p bus closed, or its I/O failed: its Client leaves. */
+void bus_p2p_closed(Broker *b, sd_bus *bus);
 /* request-bus.c: Manager.Request() and the Request objects. */
 int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error);
 /* line-settings-bus.c: a{sv} arguments. @p what names the line in messages. */
@@ -65,6 +83,5 @@ int method_reload_policy(sd_bus_message *m, void *userdata, sd_bus_error *error)
 int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error);
 /* p2p-bus.c: Manager.OpenConnection(), the private peer-to-peer connections. */
 int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *error);
-void bus_p2p_closed(Broker *b, sd_bus *bus);
 
 #endif

@@ -24,20 +24,7 @@
 #include "client.h"
 #include "log.h"
 #include "macro.h"
-#include "manager.h"
 #include "org.gpiodbroker1.h"
-
-void bus_p2p_closed(Broker *b, sd_bus *bus)
-{
-	Client *c = client_of_conn(b, bus);
-
-	/* The socket closed (the client closed it, exited or was killed): like the
-	 * client leaving the bus, what it held goes now, to its safe state. */
-	if (c) {
-		log_debug("client %s closed its private connection", c->name);
-		manager_client_gone(b, c);
-	}
-}
 
 /* A started server connection for @p c on @p fd, serving every object. */
 static int new_server(Broker *b, Client *c, int fd, sd_bus **ret)

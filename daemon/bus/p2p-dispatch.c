@@ -23,7 +23,10 @@
 
 #include "broker.h"
 #include "bus.h"
+#include "client.h"
+#include "log.h"
 #include "macro.h"
+#include "manager.h"
 
 #define IFACE_PROPERTIES "org.freedesktop.DBus.Properties"
 
@@ -233,6 +236,18 @@ static int get_all(Broker *b, sd_bus_message *m, sd_bus_error *error)
 	if (r >= 0)
 		r = sd_bus_send(NULL, reply, NULL);
 	return r < 0 ? r : 1;
+}
+
+void bus_p2p_closed(Broker *b, sd_bus *bus)
+{
+	Client *c = client_of_conn(b, bus);
+
+	/* The socket closed (the client closed it, exited or was killed): like the
+	 * client leaving the bus, what it held goes now, to its safe state. */
+	if (c) {
+		log_debug("client %s closed its private connection", c->name);
+		manager_client_gone(b, c);
+	}
 }
 
 static int dispatch(sd_bus_message *m, void *userdata, sd_bus_error *error)

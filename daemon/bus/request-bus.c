@@ -588,15 +588,7 @@ static const sd_bus_vtable request_vtable[] = {
 				method_ack, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("GetLineFds", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sauh)", fds),
 				method_get_line_fds, SD_BUS_VTABLE_UNPRIVILEGED),
-	SD_BUS_SIGNAL_WITH_ARGS("Event",
-				SD_BUS_ARGS("u", index, "u", offset, "s", edge, "t", timestamp_ns,
-					    "t", global_seqno, "t", line_seqno, "t", seqno), 0),
-	SD_BUS_SIGNAL_WITH_ARGS("InitialState",
-				SD_BUS_ARGS("u", index, "u", offset, "b", value, "t", timestamp_ns,
-					    "t", seqno), 0),
-	SD_BUS_SIGNAL_WITH_ARGS("EventsLost", SD_BUS_ARGS("t", count, "t", total), 0),
-	SD_BUS_SIGNAL_WITH_ARGS("ChipGone", SD_BUS_ARGS("s", chip), 0),
-	SD_BUS_SIGNAL_WITH_ARGS("Revoked", SD_BUS_ARGS("s", reason), 0),
+	BUS_SUBSCRIPTION_SIGNALS,
 	SD_BUS_SIGNAL_WITH_ARGS("RevokePending", SD_BUS_ARGS("s", reason), 0),
 	SD_BUS_VTABLE_END
 };

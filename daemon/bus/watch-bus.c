@@ -145,15 +145,7 @@ static const sd_bus_vtable watch_vtable[] = {
 				method_ack, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("Close", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
 				method_close, SD_BUS_VTABLE_UNPRIVILEGED),
-	SD_BUS_SIGNAL_WITH_ARGS("Event",
-				SD_BUS_ARGS("u", index, "u", offset, "s", edge, "t", timestamp_ns,
-					    "t", global_seqno, "t", line_seqno, "t", seqno), 0),
-	SD_BUS_SIGNAL_WITH_ARGS("InitialState",
-				SD_BUS_ARGS("u", index, "u", offset, "b", value, "t", timestamp_ns,
-					    "t", seqno), 0),
-	SD_BUS_SIGNAL_WITH_ARGS("EventsLost", SD_BUS_ARGS("t", count, "t", total), 0),
-	SD_BUS_SIGNAL_WITH_ARGS("ChipGone", SD_BUS_ARGS("s", chip), 0),
-	SD_BUS_SIGNAL_WITH_ARGS("Revoked", SD_BUS_ARGS("s", reason), 0),
+	BUS_SUBSCRIPTION_SIGNALS,
 	SD_BUS_VTABLE_END
 };
 

@@ -38,18 +38,6 @@ int direct_check_request(Broker *b, const struct gb_caller *caller, unsigned int
 	return 0;
 }
 
-void direct_refresh_values(Request *req)
-{
-	for (unsigned int i = 0; i < req->n_lines; i++) {
-		ReqLine *rl = &req->lines[i];
-		enum gpiod_line_value v;
-
-		if (rl->config.direction == GPIOD_LINE_DIRECTION_OUTPUT && lreq_active(&rl->rc->lreq) &&
-		    lreq_get(&rl->rc->lreq, 1, &rl->offset, &v) == 0)
-			rl->config.value = v == GPIOD_LINE_VALUE_ACTIVE;
-	}
-}
-
 bool direct_lines_allowed(Request *req, const struct gb_caller *caller, char *why, size_t size)
 {
 	for (unsigned int i = 0; i < req->n_lines; i++) {

@@ -30,7 +30,7 @@ int request_reconfigure(Request *req, const struct gb_caller *caller, unsigned i
 	/* The kernel takes every output's level with new settings: for a direct
 	 * request it is what the owner last drove through its fd, not our record. */
 	if (req->direct)
-		direct_refresh_values(req);
+		request_refresh_values(req);
 	old = malloc(req->n_lines * sizeof(*old));
 	if (!old)
 		return -ENOMEM;

@@ -113,6 +113,18 @@ void request_journal(const Request *req, struct gb_log_fields *f, bool lines)
 			journal_line(f, req->lines[i].line);
 }
 
+void request_refresh_values(Request *req)
+{
+	for (unsigned int i = 0; i < req->n_lines; i++) {
+		ReqLine *rl = &req->lines[i];
+		enum gpiod_line_value v;
+
+		if (rl->config.direction == GPIOD_LINE_DIRECTION_OUTPUT && lreq_active(&rl->rc->lreq) &&
+		    lreq_get(&rl->rc->lreq, 1, &rl->offset, &v) == 0)
+			rl->config.value = v == GPIOD_LINE_VALUE_ACTIVE;
+	}
+}
+
 /* Before a line goes back to the kernel, put it where the integrator wants it when
  * nobody holds it (safe-state): the kernel itself leaves a released line as it was. */
 static void reqchip_apply_safe_state(ReqChip *rc)
@@ -124,7 +136,7 @@ static void reqchip_apply_safe_state(ReqChip *rc)
 		return;
 	/* Lines left as they are keep what the owner drove through its fd. */
 	if (req->direct)
-		direct_refresh_values(req);
+		request_refresh_values(req);
 	for (unsigned int i = 0; i < req->n_lines; i++)
 		if (req->lines[i].rc == rc)
 			any |= gb_safe_state_config(req->lines[i].safe_state, &req->lines[i].config);

@@ -148,6 +148,9 @@ int request_read_levels_of(Request *req, const bool *which, struct gb_event **re
 void request_push_initial_state(Request *req, struct gb_event *evs, size_t n);
 
 /* For value.c and direction.c. */
+/** Take each output's level from the kernel into the request's settings: a direct
+ * request's owner may have driven them through its fd. */
+void request_refresh_values(Request *req);
 int request_check_usable(Request *req, unsigned int n, const unsigned int *idx,
 			 sd_bus_error *error);
 int request_kernel_error(sd_bus_error *error, int err, const char *what, const ReqChip *rc);
@@ -178,7 +181,7 @@ int request_reconfigure(Request *req, const struct gb_caller *caller, unsigned i
  *  - it reads no edges (request_start_events() skips a direct request), so it sends
  *    the owner no Event or InitialState, and the lines have no watchers;
  *  - the owner may drive outputs through its fd, so before the broker passes
- *    settings to the kernel it reads the levels back (direct_refresh_values());
+ *    settings to the kernel it reads the levels back (request_refresh_values());
  *  - a policy reload cannot take the request back: it is reported to the owner
  *    (RevokePending) and ends when the owner releases it or leaves the bus.
  */
@@ -189,8 +192,6 @@ int request_reconfigure(Request *req, const struct gb_caller *caller, unsigned i
  */
 int direct_check_request(Broker *b, const struct gb_caller *caller, unsigned int n,
 			 Line **lines, sd_bus_error *error);
-/** Take each output's level from the kernel into the request's settings. */
-void direct_refresh_values(Request *req);
 /** Does the policy let @p caller have the fds of every line of @p req? Else false and
  * the missing rule in @p why. */
 bool direct_lines_allowed(Request *req, const struct gb_caller *caller, char *why, size_t size);

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+/* Without this, sd-journal.h makes sd_journal_sendv() a macro that appends
+ * CODE_FILE, CODE_LINE and CODE_FUNC of its own call, here in send_journal(), to
+ * those of the log call that send_journal() already sends: every entry would carry
+ * two of each. */
+#define SD_JOURNAL_SUPPRESS_LOCATION
+
 #include "log.h"
 
 #include <stdarg.h>

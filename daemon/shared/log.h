@@ -4,11 +4,11 @@
  * @brief Logging: to the journal with fields under systemd, else plain stderr.
  *
  * When stderr is the journal stream systemd gave us (JOURNAL_STREAM names its
- * device and inode), each message goes through sd_journal_send() with PRIORITY,
- * MESSAGE, CODE_FILE, CODE_LINE, CODE_FUNC and whatever fields the caller adds
- * (log_struct()), so that "journalctl CALLER_UID=60002" or MESSAGE_ID= find it. If
- * the journal cannot take it, the line goes to stderr with a "<N>" priority
- * prefix. On a terminal lines are plain: "gpiod-broker: message".
+ * device and inode), each message goes through sd_journal_sendv() with PRIORITY,
+ * MESSAGE, CODE_FILE, CODE_LINE, CODE_FUNC (once each: the log call's) and whatever
+ * fields the caller adds (log_struct()), so that "journalctl CALLER_UID=60002" or
+ * MESSAGE_ID= find it. If the journal cannot take it, the line goes to stderr with
+ * a "<N>" priority prefix. On a terminal lines are plain: "gpiod-broker: message".
  *
  * This module knows no broker object: callers put their objects' fields in a
  * gb_log_fields.

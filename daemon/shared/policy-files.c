@@ -73,32 +73,6 @@ int gb_policy_finish(struct gb_policy *p, char **errors)
 	return n;
 }
 
-/* The id of @p name in SYSROOT/etc/passwd or SYSROOT/etc/group: the third field
- * of both. An image's own files, not the build host's NSS. */
-bool gb_policy_lookup_sysroot(const char *sysroot, const char *file, const char *name,
-			      unsigned int *id)
-{
-	char path[PATH_MAX], line[1024];
-	size_t len = strlen(name);
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", sysroot, file);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *uid;
-
-		if (strncmp(line, name, len) != 0 || line[len] != ':')
-			continue;
-		uid = strchr(line + len + 1, ':');
-		found = uid && sscanf(uid + 1, "%u", id) == 1;
-	}
-	fclose(f);
-	return found;
-}
-
 static int load_file(struct gb_policy *p, int dirfd, const char *dir, const char *name,
 		     char **errors)
 {

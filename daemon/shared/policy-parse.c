@@ -29,31 +29,6 @@
 #define MAX_LABEL 31
 #define MAX_OFFSET 4095
 
-/* --- errors ------------------------------------------------------------------ */
-
-_printf_(4, 5)
-void gb_policy_add_error(char **errors, const char *file, unsigned int line, const char *fmt, ...)
-{
-	char msg[512], *n;
-	size_t old = *errors ? strlen(*errors) : 0;
-	int len;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	len = line ? snprintf(NULL, 0, "%s:%u: %s\n", file, line, msg)
-		   : snprintf(NULL, 0, "%s: %s\n", file, msg);
-	n = realloc(*errors, old + len + 1);
-	if (!n)
-		return;
-	if (line)
-		snprintf(n + old, len + 1, "%s:%u: %s\n", file, line, msg);
-	else
-		snprintf(n + old, len + 1, "%s: %s\n", file, msg);
-	*errors = n;
-}
-
 /* --- parsing ----------------------------------------------------------------- */
 
 struct parser {

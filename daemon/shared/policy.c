@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Integrator policy: the model, and answering "may this caller do this with this
- * line?". Parsing is in policy-parse.c.
+ * line?". Parsing is in policy-parse.c, reading a directory in policy-files.c; the
+ * helpers both use are here, so that neither calls the other's.
  */
 #include "policy.h"
 
@@ -88,6 +89,57 @@ void gb_policy_entry_describe(const struct gb_policy_entry *e, char *buf, size_t
 {
 	snprintf(buf, size, "[%s %s] (%s:%u)", e->group ? "group" : "line", e->name, e->file,
 		 e->lineno);
+}
+
+/* --- errors and names, for the parser and the loader ------------------------- */
+
+_printf_(4, 5)
+void gb_policy_add_error(char **errors, const char *file, unsigned int line, const char *fmt, ...)
+{
+	char msg[512], *n;
+	size_t old = *errors ? strlen(*errors) : 0;
+	int len;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	len = line ? snprintf(NULL, 0, "%s:%u: %s\n", file, line, msg)
+		   : snprintf(NULL, 0, "%s: %s\n", file, msg);
+	n = realloc(*errors, old + len + 1);
+	if (!n)
+		return;
+	if (line)
+		snprintf(n + old, len + 1, "%s:%u: %s\n", file, line, msg);
+	else
+		snprintf(n + old, len + 1, "%s: %s\n", file, msg);
+	*errors = n;
+}
+
+/* The id of @p name in SYSROOT/etc/passwd or SYSROOT/etc/group: the third field
+ * of both. An image's own files, not the build host's NSS. */
+bool gb_policy_lookup_sysroot(const char *sysroot, const char *file, const char *name,
+			      unsigned int *id)
+{
+	char path[PATH_MAX], line[1024];
+	size_t len = strlen(name);
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", sysroot, file);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *uid;
+
+		if (strncmp(line, name, len) != 0 || line[len] != ':')
+			continue;
+		uid = strchr(line + len + 1, ':');
+		found = uid && sscanf(uid + 1, "%u", id) == 1;
+	}
+	fclose(f);
+	return found;
 }
 
 /* --- evaluation -------------------------------------------------------------- */

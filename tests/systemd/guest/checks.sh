@@ -280,6 +280,38 @@ t_denial_journal() {
 }
 check "journal: a denial of gb-user found by journalctl CALLER_UID= MESSAGE_ID=, with GPIO_CHIP, GPIO_OFFSET, CALLER_NAME, CODE_*" t_denial_journal
 
+# libsystemd adds the place of its own caller (log.c) to what is sent unless told
+# not to: -o export lists every field an entry has, a repeated one each time.
+t_code_location() {
+	journalctl -b _SYSTEMD_UNIT="$unit" SYSLOG_IDENTIFIER=gpiod-broker _TRANSPORT=journal \
+		--no-pager -o export > "$T/export" || return 1
+	awk '
+		function entry_end() {
+			if (!started)
+				return
+			entries++
+			if ((nfile != 1 || nline != 1 || nfunc != 1 || bad) && ++wrong <= 3)
+				print "\"" msg "\": " nfile " CODE_FILE, " nline " CODE_LINE, " \
+				      nfunc " CODE_FUNC:" where
+		}
+		/^__CURSOR=/ { entry_end(); started = 1; nfile = nline = nfunc = bad = 0; where = msg = "" }
+		/^MESSAGE=/ { msg = substr($0, 9) }
+		/^CODE_FILE=/ {
+			nfile++; where = where " " $0
+			if ($0 !~ /^CODE_FILE=.*daemon\/.*\.c$/ || $0 ~ /\/log\.c$/)
+				bad = 1
+		}
+		/^CODE_LINE=/ { nline++; where = where " " $0 }
+		/^CODE_FUNC=/ { nfunc++; where = where " " $0 }
+		END {
+			entry_end()
+			print entries + 0 " entries of the broker, " wrong + 0 " of them without exactly one " \
+			      "CODE_FILE (in daemon/, not log.c), CODE_LINE and CODE_FUNC"
+			exit !(entries > 0 && wrong == 0)
+		}' "$T/export"
+}
+check "journal: each entry of the broker has one CODE_FILE (a daemon source, not log.c), one CODE_LINE, one CODE_FUNC" t_code_location
+
 t_catalog() {
 	journalctl --update-catalog || return 1
 	journalctl --list-catalog | grep gpiod-broker
