@@ -76,4 +76,14 @@ check grep -q ': rejected: 0 entries, 3 errors' "$work/err"
 rc=$?
 desc="a missing directory is an error"
 check test "$rc" = 1
+
+# Without DIR: the directory the image's broker reads, not this build's sysconfdir.
+mkdir -p "$work/root/etc/gpiod-broker/policy.d" "$work/root/opt/pol"
+install -m 0644 "$work"/examples/*.conf "$work/root/etc/gpiod-broker/policy.d/"
+"$broker" --check-policy --root="$work/root" > "$work/out" 2> "$work/err"
+desc="--root alone checks SYSROOT/etc/gpiod-broker/policy.d, whatever the build's sysconfdir"
+check grep -qx "$work/root/etc/gpiod-broker/policy.d: valid: 5 entries, 0 errors, 0 warnings" "$work/err"
+"$broker" --check-policy --policy-dir=/opt/pol --root="$work/root" > "$work/out" 2> "$work/err"
+desc="--policy-dir with --root names the directory in the image"
+check grep -qx "$work/root/opt/pol: valid: 0 entries, 0 errors, 0 warnings" "$work/err"
 echo "1..$n"
