@@ -71,9 +71,9 @@ static void help(void)
 	       "     --check-policy[=DIR]  check the policy (default: --policy-dir) and exit:\n"
 	       "                         every problem as file:line: message, exit status 1 on\n"
 	       "                         any error\n"
-	       "     --root=SYSROOT      with --check-policy: users and groups from SYSROOT/etc,\n"
-	       "                         DIR default SYSROOT/etc/gpiod-broker/policy.d, no chips\n"
-	       "                         checked\n\n"
+	       "     --root=SYSROOT      with --check-policy: an image's policy, read in it\n"
+	       "                         (DIR default SYSROOT/etc/gpiod-broker/policy.d), users\n"
+	       "                         and groups from its etc, no chips checked\n\n"
 	       "SIGHUP reloads the policy; SIGTERM releases every line and exits. Killed or\n"
 	       "crashed under systemd, the broker leaves its lines as they are and the next\n"
 	       "one takes them over (fd store).\n",
@@ -313,7 +313,8 @@ static int check_policy(void)
 	}
 	if (!dir)
 		return log_error_errno(ENOMEM, "out of memory");
-	if (access(dir, F_OK) < 0)
+	/* With an image, the loader looks for it there (and a missing one is an error). */
+	if (!arg_root && access(dir, F_OK) < 0)
 		gb_policy_add_error(&errors, dir, 0, "cannot read policy directory: %s", strerror(errno));
 	else
 		p = gb_policy_load_from(dir, arg_root, &errors, &warnings);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "sysroot.h"
 
 /* --- whole-policy checks ----------------------------------------------------- */
 
@@ -73,30 +74,181 @@ int gb_policy_finish(struct gb_policy *p, char **errors)
 	return n;
 }
 
-/* The id of @p name in SYSROOT/etc/passwd or SYSROOT/etc/group: the third field
- * of both. An image's own files, not the build host's NSS. */
-bool gb_policy_lookup_sysroot(const char *sysroot, const char *file, const char *name,
-			      unsigned int *id)
+/* --- reading files ----------------------------------------------------------- */
+
+static const char *file_type(mode_t mode)
 {
-	char path[PATH_MAX], line[1024];
-	size_t len = strlen(name);
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", sysroot, file);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *uid;
-
-		if (strncmp(line, name, len) != 0 || line[len] != ':')
-			continue;
-		uid = strchr(line + len + 1, ':');
-		found = uid && sscanf(uid + 1, "%u", id) == 1;
+	switch (mode & S_IFMT) {
+	case S_IFDIR:
+		return "directory";
+	case S_IFIFO:
+		return "fifo";
+	case S_IFCHR:
+		return "character device";
+	case S_IFBLK:
+		return "block device";
+	case S_IFSOCK:
+		return "socket";
+	case S_IFLNK:
+		return "symbolic link";
+	default:
+		return "unknown type";
 	}
-	fclose(f);
-	return found;
+}
+
+/* @p name under @p dirfd: in an image, resolved with @p dirfd as the root
+ * (gb_sysroot_open(): the image's symlinks stay in it); else as given. */
+static int open_at(bool in_root, int dirfd, const char *name, int flags)
+{
+	int fd;
+
+	if (in_root)
+		return gb_sysroot_open(dirfd, name, flags);
+	fd = openat(dirfd, name, flags);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Opens @p name under @p dirfd for reading (open_at()), a regular file only. It is
+ * looked at through an O_PATH fd first, so a fifo, a device or a socket is refused
+ * without being opened for reading: no open blocks, no device is started. Returns
+ * an fd and *@p st, or -1 with the error appended as "@p path: why".
+ */
+static int open_regular(bool in_root, int dirfd, const char *name, int flags, const char *path,
+			struct stat *st, char **errors)
+{
+	struct stat now;
+	int fd, r;
+
+	r = fd = open_at(in_root, dirfd, name, O_PATH | O_CLOEXEC | flags);
+	if (fd >= 0) {
+		r = fstat(fd, st) < 0 ? -errno : 0;
+		close(fd);
+	}
+	if (r >= 0 && !S_ISREG(st->st_mode)) {
+		gb_policy_add_error(errors, path, 0, "not a regular file (%s)",
+				    file_type(st->st_mode));
+		return -1;
+	}
+	if (r >= 0)
+		r = fd = open_at(in_root, dirfd, name,
+				 O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags);
+	if (r < 0) {
+		gb_policy_add_error(errors, path, 0, "cannot open: %s", strerror(-r));
+		return -1;
+	}
+	/* Replaced since it was looked at: what is there now was not. */
+	if (fstat(fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
+		gb_policy_add_error(errors, path, 0, "changed while being opened");
+		close(fd);
+		return -1;
+	}
+	*st = now;
+	return fd;
+}
+
+/* All of @p fd, NUL-terminated, if it is at most @p max bytes: a larger file is not
+ * what it should be. Returns the errors appended (0 or 1), or -ENOMEM. */
+static int read_all(int fd, size_t max, const char *path, char **ret, size_t *ret_len,
+		    char **errors)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t size = 0, len = 0;
+	ssize_t n;
+
+	for (;;) {
+		if (len == size) {
+			char *b;
+
+			if (len > max) {
+				gb_policy_add_error(errors, path, 0, "larger than %zu MiB",
+						    max >> 20);
+				return 1;
+			}
+			size = size ? 2 * size : 16384;
+			if (size > max + 1)
+				size = max + 1;
+			b = realloc(buf, size + 1);
+			if (!b)
+				return -ENOMEM;
+			buf = b;
+		}
+		n = read(fd, buf + len, size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			gb_policy_add_error(errors, path, 0, "read error: %s", strerror(errno));
+			return 1;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	buf[len] = '\0';
+	*ret = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+/* The image's @p file, read when a name is first looked up in it; on failure, why is
+ * kept for the loader, which reports it once. */
+static struct gb_sysroot_names *sysroot_names(struct gb_policy *p, const char *file)
+{
+	struct gb_sysroot_names *n = strcmp(file, "etc/passwd") == 0 ? &p->passwd : &p->group;
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (n->text || n->error)
+		return n;
+	snprintf(path, sizeof(path), "%s/%s", p->sysroot, file);
+	fd = open_regular(true, p->sysroot_fd, file, 0, path, &st, &n->error);
+	if (fd >= 0 && read_all(fd, GB_POLICY_NAMES_MAX, path, &n->text, &n->len, &n->error) < 0)
+		gb_policy_add_error(&n->error, path, 0, "out of memory");
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+/* An id field, as in passwd(5) and group(5): digits up to the next ':' or the end. */
+static bool parse_id(const char *s, const char *end, unsigned int *id)
+{
+	unsigned long long v = 0;
+	const char *d = s;
+
+	for (; d < end && *d >= '0' && *d <= '9' && v < UINT_MAX; d++)
+		v = v * 10 + (unsigned)(*d - '0');
+	if (d == s || v >= UINT_MAX || (d < end && *d != ':'))
+		return false;
+	*id = (unsigned int)v;
+	return true;
+}
+
+/* The id of @p name in the image's etc/passwd or etc/group: the third field of both.
+ * The image's own files, not the build host's NSS. */
+int gb_policy_lookup_sysroot(struct gb_policy *p, const char *file, const char *name,
+			     unsigned int *id)
+{
+	const struct gb_sysroot_names *n;
+	size_t len = strlen(name);
+
+	if (!p->sysroot || p->sysroot_fd < 0)
+		return -EIO;
+	n = sysroot_names(p, file);
+	if (!n->text)
+		return -EIO;
+	for (const char *l = n->text, *end; l < n->text + n->len; l = end + 1) {
+		const char *f;
+
+		end = memchr(l, '\n', n->text + n->len - l);
+		if (!end)
+			end = n->text + n->len;
+		if ((size_t)(end - l) <= len || memcmp(l, name, len) != 0 || l[len] != ':')
+			continue;
+		f = memchr(l + len + 1, ':', end - (l + len + 1));
+		return f && parse_id(f + 1, end, id);
+	}
+	return 0;
 }
 
 static int load_file(struct gb_policy *p, int dirfd, const char *dir, const char *name,
@@ -106,20 +258,13 @@ static int load_file(struct gb_policy *p, int dirfd, const char *dir, const char
 	struct stat st;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	ssize_t n;
 	int fd, r;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0) {
-		gb_policy_add_error(errors, path, 0, "cannot open: %s", strerror(errno));
+	/* The broker does not follow a symlink here, in the image or on this machine. */
+	fd = open_regular(p->sysroot != NULL, dirfd, name, O_NOFOLLOW, path, &st, errors);
+	if (fd < 0)
 		return 1;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		gb_policy_add_error(errors, path, 0, "not a regular file");
-		close(fd);
-		return 1;
-	}
 	/* Whoever can write the policy decides who drives the hardware. An image's
 	 * tree (sysroot) belongs to whoever builds it; its modes are the image's. */
 	if ((st.st_uid != 0 && !p->sysroot) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
@@ -128,25 +273,11 @@ static int load_file(struct gb_policy *p, int dirfd, const char *dir, const char
 		close(fd);
 		return 1;
 	}
-	if (st.st_size > 1024 * 1024) {
-		gb_policy_add_error(errors, path, 0, "larger than 1 MiB");
-		close(fd);
-		return 1;
-	}
-	buf = malloc(st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while ((n = read(fd, buf + len, st.st_size - len)) > 0 && len < (size_t)st.st_size)
-		len += n;
+	r = read_all(fd, GB_POLICY_FILE_MAX, path, &buf, &len, errors);
 	close(fd);
-	if (n < 0) {
-		gb_policy_add_error(errors, path, 0, "read error: %s", strerror(errno));
-		return 1;
-	}
-	r = gb_policy_parse(p, path, buf, len, errors);
-	return r;
+	if (r != 0)
+		return r;
+	return gb_policy_parse(p, path, buf, len, errors);
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -186,14 +317,23 @@ struct gb_policy *gb_policy_load_from(const char *dir, const char *sysroot, char
 				      char **warnings)
 {
 	struct gb_policy *p = gb_policy_new();
+	size_t l = sysroot ? strlen(sysroot) : 0;
 	char *w = NULL;
 
-	if (p && sysroot && !(p->sysroot = strdup(sysroot))) {
+	while (l > 0 && sysroot[l - 1] == '/')
+		l--;
+	if (p && sysroot && !(p->sysroot = strndup(sysroot, l))) {
 		gb_policy_free(p);
 		p = NULL;
 	}
 	if (!p) {
 		gb_policy_add_error(errors, dir, 0, "out of memory");
+		return NULL;
+	}
+	if (sysroot && (p->sysroot_fd = open(sysroot, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		gb_policy_add_error(errors, sysroot, 0, "cannot open the image's root: %s",
+				    strerror(errno));
+		gb_policy_free(p);
 		return NULL;
 	}
 	p = gb_policy_load_into(p, dir, errors, warnings ? &w : NULL);
@@ -204,9 +344,29 @@ struct gb_policy *gb_policy_load_from(const char *dir, const char *sysroot, char
 
 struct gb_policy *gb_policy_load(const char *dir, char **errors)
 {
-	struct gb_policy *p = gb_policy_new();
+	return gb_policy_load_from(dir, NULL, errors, NULL);
+}
 
-	return p ? gb_policy_load_into(p, dir, errors, NULL) : NULL;
+/* The policy directory: with an image, a @p dir under SYSROOT/ is resolved in the
+ * image, as the broker there would see it. Returns an fd or -errno. */
+static int open_dir(const struct gb_policy *p, const char *dir)
+{
+	const int flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC;
+	size_t l = p->sysroot ? strlen(p->sysroot) : 0;
+
+	if (p->sysroot_fd >= 0 && strncmp(dir, p->sysroot, l) == 0 && dir[l] == '/')
+		return open_at(true, p->sysroot_fd, dir + l, flags);
+	return open_at(false, AT_FDCWD, dir, flags);
+}
+
+/* Why the image's etc/passwd or etc/group could not be used, moved to @p errors;
+ * returns how many errors that is. */
+static int names_errors(struct gb_sysroot_names *n, char **errors)
+{
+	int k = (int)gb_policy_count_lines(n->error);
+
+	append(errors, TAKE_PTR(n->error));
+	return k;
 }
 
 /* Fills @p p (freed on failure); with @p warnings, they are handed out there. */
@@ -216,14 +376,20 @@ static struct gb_policy *gb_policy_load_into(struct gb_policy *p, const char *di
 	char **names = NULL;
 	size_t n = 0;
 	struct dirent *de;
-	int nerr = 0, r = 0;
+	int nerr = 0, r = 0, fd;
 	DIR *d;
 
-	d = opendir(dir);
+	fd = open_dir(p, dir);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
-		if (errno == ENOENT)
-			return p; /* no policy: default deny */
-		gb_policy_add_error(errors, dir, 0, "cannot read policy directory: %s", strerror(errno));
+		r = fd >= 0 ? errno : -fd;
+		if (fd >= 0)
+			close(fd);
+		/* No policy: default deny. Offline, in an image, a typo must show. */
+		if (r == ENOENT && !p->sysroot)
+			return p;
+		gb_policy_add_error(errors, dir, 0, "cannot read policy directory: %s",
+				    strerror(r));
 		gb_policy_free(p);
 		return NULL;
 	}
@@ -270,6 +436,11 @@ static struct gb_policy *gb_policy_load_into(struct gb_policy *p, const char *di
 	}
 	free(names);
 	closedir(d);
+	nerr += names_errors(&p->passwd, errors) + names_errors(&p->group, errors);
+	if (p->sysroot_fd >= 0) {
+		close(p->sysroot_fd);
+		p->sysroot_fd = -1;
+	}
 	if (r >= 0)
 		nerr += gb_policy_finish(p, errors);
 	if (warnings)

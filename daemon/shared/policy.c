@@ -29,8 +29,10 @@ struct gb_policy *gb_policy_new(void)
 {
 	struct gb_policy *p = calloc(1, sizeof(*p));
 
-	if (p)
+	if (p) {
 		p->root_bypass = true;
+		p->sysroot_fd = -1;
+	}
 	return p;
 }
 
@@ -56,6 +58,12 @@ void gb_policy_free(struct gb_policy *p)
 		gb_policy_entry_clear(&p->entries[i]);
 	free(p->entries);
 	free(p->sysroot);
+	if (p->sysroot_fd >= 0)
+		close(p->sysroot_fd);
+	free(p->passwd.text);
+	free(p->passwd.error);
+	free(p->group.text);
+	free(p->group.error);
 	free(p->warnings);
 	free(p);
 }
