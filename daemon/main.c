@@ -36,6 +36,7 @@
 static const char *arg_bus = "system";
 static const char *arg_dev_dir = "/dev";
 static const char *arg_policy_dir = SYSCONFDIR "/gpiod-broker/policy.d";
+static bool arg_policy_dir_set = false;
 static const char *arg_state_dir = NULL;
 static bool arg_check_policy = false;
 static const char *arg_check_dir = NULL;
@@ -70,8 +71,9 @@ static void help(void)
 	       "     --check-policy[=DIR]  check the policy (default: --policy-dir) and exit:\n"
 	       "                         every problem as file:line: message, exit status 1 on\n"
 	       "                         any error\n"
-	       "     --root=SYSROOT      with --check-policy: users and groups from SYSROOT/etc,\n"
-	       "                         the default DIR under SYSROOT, no chips checked\n\n"
+	       "     --root=SYSROOT      with --check-policy: an image's policy, read in it\n"
+	       "                         (DIR default SYSROOT/etc/gpiod-broker/policy.d), users\n"
+	       "                         and groups from its etc, no chips checked\n\n"
 	       "SIGHUP reloads the policy; SIGTERM releases every line and exits. Killed or\n"
 	       "crashed under systemd, the broker leaves its lines as they are and the next\n"
 	       "one takes them over (fd store).\n",
@@ -155,6 +157,7 @@ static int parse_argv(int argc, char **argv)
 			break;
 		case ARG_POLICY_DIR:
 			arg_policy_dir = optarg;
+			arg_policy_dir_set = true;
 			break;
 		case ARG_STATE_DIR:
 			arg_state_dir = optarg;
@@ -293,13 +296,25 @@ static int check_policy(void)
 	size_t n_chips = 0, entries = 0;
 	unsigned int n_err, n_warn;
 
-	if (arg_check_dir)
+	if (arg_check_dir) {
 		dir = strdup(arg_check_dir);
-	else if (asprintf(&dir, "%s%s", arg_root ? arg_root : "", arg_policy_dir) < 0)
-		dir = NULL;
+	} else if (arg_root) {
+		/* Where the image's broker will look: /etc's, whatever this build's
+		 * sysconfdir, unless --policy-dir says where it will be given. */
+		const char *in = arg_policy_dir_set ? arg_policy_dir : "/etc/gpiod-broker/policy.d";
+		int l = (int)strlen(arg_root);
+
+		while (l > 0 && arg_root[l - 1] == '/')
+			l--;
+		if (asprintf(&dir, "%.*s/%s", l, arg_root, in + strspn(in, "/")) < 0)
+			dir = NULL;
+	} else {
+		dir = strdup(arg_policy_dir);
+	}
 	if (!dir)
 		return log_error_errno(ENOMEM, "out of memory");
-	if (access(dir, F_OK) < 0)
+	/* With an image, the loader looks for it there (and a missing one is an error). */
+	if (!arg_root && access(dir, F_OK) < 0)
 		gb_policy_add_error(&errors, dir, 0, "cannot read policy directory: %s", strerror(errno));
 	else
 		p = gb_policy_load_from(dir, arg_root, &errors, &warnings);

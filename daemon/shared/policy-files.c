@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "sysroot.h"
 
 /* --- whole-policy checks ----------------------------------------------------- */
 
@@ -76,22 +77,17 @@ int gb_policy_finish(struct gb_policy *p, char **errors)
 static int load_file(struct gb_policy *p, int dirfd, const char *dir, const char *name,
 		     char **errors)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], why[64];
 	struct stat st;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	ssize_t n;
 	int fd, r;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	/* The broker does not follow a symlink here, in the image or on this machine. */
+	fd = gb_open_regular(p->sysroot != NULL, dirfd, name, O_NOFOLLOW, &st, why, sizeof(why));
 	if (fd < 0) {
-		gb_policy_add_error(errors, path, 0, "cannot open: %s", strerror(errno));
-		return 1;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		gb_policy_add_error(errors, path, 0, "not a regular file");
-		close(fd);
+		gb_policy_add_error(errors, path, 0, "%s", why);
 		return 1;
 	}
 	/* Whoever can write the policy decides who drives the hardware. An image's
@@ -102,25 +98,15 @@ static int load_file(struct gb_policy *p, int dirfd, const char *dir, const char
 		close(fd);
 		return 1;
 	}
-	if (st.st_size > 1024 * 1024) {
-		gb_policy_add_error(errors, path, 0, "larger than 1 MiB");
-		close(fd);
-		return 1;
-	}
-	buf = malloc(st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while ((n = read(fd, buf + len, st.st_size - len)) > 0 && len < (size_t)st.st_size)
-		len += n;
+	r = gb_read_all(fd, GB_POLICY_FILE_MAX, &buf, &len, why, sizeof(why));
 	close(fd);
-	if (n < 0) {
-		gb_policy_add_error(errors, path, 0, "read error: %s", strerror(errno));
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		gb_policy_add_error(errors, path, 0, "%s", why);
 		return 1;
 	}
-	r = gb_policy_parse(p, path, buf, len, errors);
-	return r;
+	return gb_policy_parse(p, path, buf, len, errors);
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -160,14 +146,23 @@ struct gb_policy *gb_policy_load_from(const char *dir, const char *sysroot, char
 				      char **warnings)
 {
 	struct gb_policy *p = gb_policy_new();
+	size_t l = sysroot ? strlen(sysroot) : 0;
 	char *w = NULL;
 
-	if (p && sysroot && !(p->sysroot = strdup(sysroot))) {
+	while (l > 0 && sysroot[l - 1] == '/')
+		l--;
+	if (p && sysroot && !(p->sysroot = strndup(sysroot, l))) {
 		gb_policy_free(p);
 		p = NULL;
 	}
 	if (!p) {
 		gb_policy_add_error(errors, dir, 0, "out of memory");
+		return NULL;
+	}
+	if (sysroot && (p->sysroot_fd = open(sysroot, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		gb_policy_add_error(errors, sysroot, 0, "cannot open the image's root: %s",
+				    strerror(errno));
+		gb_policy_free(p);
 		return NULL;
 	}
 	p = gb_policy_load_into(p, dir, errors, warnings ? &w : NULL);
@@ -178,9 +173,32 @@ struct gb_policy *gb_policy_load_from(const char *dir, const char *sysroot, char
 
 struct gb_policy *gb_policy_load(const char *dir, char **errors)
 {
-	struct gb_policy *p = gb_policy_new();
+	return gb_policy_load_from(dir, NULL, errors, NULL);
+}
 
-	return p ? gb_policy_load_into(p, dir, errors, NULL) : NULL;
+/* The policy directory: with an image, a @p dir under SYSROOT/ is resolved in the
+ * image, as the broker there would see it. Returns an fd or -errno. */
+static int open_dir(const struct gb_policy *p, const char *dir)
+{
+	const int flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC;
+	size_t l = p->sysroot ? strlen(p->sysroot) : 0;
+
+	int fd;
+
+	if (p->sysroot_fd >= 0 && strncmp(dir, p->sysroot, l) == 0 && dir[l] == '/')
+		return gb_sysroot_open(p->sysroot_fd, dir + l, flags);
+	fd = open(dir, flags);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Why the image's etc/passwd or etc/group could not be used, moved to @p errors;
+ * returns how many errors that is. */
+static int names_errors(struct gb_sysroot_names *n, char **errors)
+{
+	int k = (int)gb_policy_count_lines(n->error);
+
+	append(errors, TAKE_PTR(n->error));
+	return k;
 }
 
 /* Fills @p p (freed on failure); with @p warnings, they are handed out there. */
@@ -190,14 +208,20 @@ static struct gb_policy *gb_policy_load_into(struct gb_policy *p, const char *di
 	char **names = NULL;
 	size_t n = 0;
 	struct dirent *de;
-	int nerr = 0, r = 0;
+	int nerr = 0, r = 0, fd;
 	DIR *d;
 
-	d = opendir(dir);
+	fd = open_dir(p, dir);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
-		if (errno == ENOENT)
-			return p; /* no policy: default deny */
-		gb_policy_add_error(errors, dir, 0, "cannot read policy directory: %s", strerror(errno));
+		r = fd >= 0 ? errno : -fd;
+		if (fd >= 0)
+			close(fd);
+		/* No policy: default deny. Offline, in an image, a typo must show. */
+		if (r == ENOENT && !p->sysroot)
+			return p;
+		gb_policy_add_error(errors, dir, 0, "cannot read policy directory: %s",
+				    strerror(r));
 		gb_policy_free(p);
 		return NULL;
 	}
@@ -244,6 +268,11 @@ static struct gb_policy *gb_policy_load_into(struct gb_policy *p, const char *di
 	}
 	free(names);
 	closedir(d);
+	nerr += names_errors(&p->passwd, errors) + names_errors(&p->group, errors);
+	if (p->sysroot_fd >= 0) {
+		close(p->sysroot_fd);
+		p->sysroot_fd = -1;
+	}
 	if (r >= 0)
 		nerr += gb_policy_finish(p, errors);
 	if (warnings)

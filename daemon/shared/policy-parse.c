@@ -236,28 +236,39 @@ static int unknown_id(struct parser *p, const char *what, const char *item)
 	return 0;
 }
 
-static int add_user(struct parser *p, const char *key, const char *item, void *ud)
+/* The id of a user or group name: from the image's etc/passwd or etc/group with a
+ * sysroot, else NSS. 1 found; 0 unknown (a warning); < 0 the image's file cannot be
+ * used, an error the loader reports once. */
+static int lookup_id(struct parser *p, bool user, const char *item, unsigned int *id)
 {
-	struct id_list *e = ud;
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-	unsigned int id;
-	uid_t *n;
+	struct passwd pw, *pwr = NULL;
+	struct group gr, *grr = NULL;
+	char buf[8192];
+	int r;
 
-	if (strcmp(item, "*") == 0) {
-		*e->any = true;
+	if (p->policy->sysroot) {
+		r = gb_policy_lookup_sysroot(p->policy, user ? "etc/passwd" : "etc/group", item,
+					     id);
+	} else if (user) {
+		r = getpwnam_r(item, &pw, buf, sizeof(buf), &pwr) == 0 && pwr;
+		if (r)
+			*id = pwr->pw_uid;
+	} else {
+		r = getgrnam_r(item, &gr, buf, sizeof(buf), &grr) == 0 && grr;
+		if (r)
+			*id = grr->gr_gid;
+	}
+	if (r == 0)
+		unknown_id(p, user ? "user" : "group", item);
+	return r;
+}
+
+static int add_id(struct parser *p, bool user, const char *item, struct id_list *e)
+{
+	unsigned int id, *n;
+
+	if (parse_uint(item, UINT_MAX - 1, &id) < 0 && lookup_id(p, user, item, &id) <= 0)
 		return 0;
-	}
-	if (parse_uint(item, UINT_MAX - 1, &id) < 0) {
-		if (p->policy->sysroot) {
-			if (!gb_policy_lookup_sysroot(p->policy->sysroot, "etc/passwd", item, &id))
-				return unknown_id(p, "user", item);
-		} else if (getpwnam_r(item, &pw, buf, sizeof(buf), &res) != 0 || !res) {
-			return unknown_id(p, "user", item);
-		} else {
-			id = res->pw_uid;
-		}
-	}
 	n = realloc(*e->ids, (*e->n + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
@@ -266,30 +277,20 @@ static int add_user(struct parser *p, const char *key, const char *item, void *u
 	return 0;
 }
 
-static int add_group(struct parser *p, const char *key, const char *item, void *ud)
+static int add_user(struct parser *p, const char *key, const char *item, void *ud)
 {
 	struct id_list *e = ud;
-	struct group gr, *res = NULL;
-	char buf[8192];
-	unsigned int id;
-	gid_t *n;
 
-	if (parse_uint(item, UINT_MAX - 1, &id) < 0) {
-		if (p->policy->sysroot) {
-			if (!gb_policy_lookup_sysroot(p->policy->sysroot, "etc/group", item, &id))
-				return unknown_id(p, "group", item);
-		} else if (getgrnam_r(item, &gr, buf, sizeof(buf), &res) != 0 || !res) {
-			return unknown_id(p, "group", item);
-		} else {
-			id = res->gr_gid;
-		}
+	if (strcmp(item, "*") == 0) {
+		*e->any = true;
+		return 0;
 	}
-	n = realloc(*e->ids, (*e->n + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	*e->ids = n;
-	(*e->ids)[(*e->n)++] = id;
-	return 0;
+	return add_id(p, true, item, e);
+}
+
+static int add_group(struct parser *p, const char *key, const char *item, void *ud)
+{
+	return add_id(p, false, item, ud);
 }
 
 enum {

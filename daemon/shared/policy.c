@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "sysroot.h"
 
 
 /* --- model ------------------------------------------------------------------- */
@@ -30,8 +31,10 @@ struct gb_policy *gb_policy_new(void)
 {
 	struct gb_policy *p = calloc(1, sizeof(*p));
 
-	if (p)
+	if (p) {
 		p->root_bypass = true;
+		p->sysroot_fd = -1;
+	}
 	return p;
 }
 
@@ -57,6 +60,12 @@ void gb_policy_free(struct gb_policy *p)
 		gb_policy_entry_clear(&p->entries[i]);
 	free(p->entries);
 	free(p->sysroot);
+	if (p->sysroot_fd >= 0)
+		close(p->sysroot_fd);
+	free(p->passwd.text);
+	free(p->passwd.error);
+	free(p->group.text);
+	free(p->group.error);
 	free(p->warnings);
 	free(p);
 }
@@ -116,30 +125,67 @@ void gb_policy_add_error(char **errors, const char *file, unsigned int line, con
 	*errors = n;
 }
 
-/* The id of @p name in SYSROOT/etc/passwd or SYSROOT/etc/group: the third field
- * of both. An image's own files, not the build host's NSS. */
-bool gb_policy_lookup_sysroot(const char *sysroot, const char *file, const char *name,
-			      unsigned int *id)
+/* The image's @p file, read when a name is first looked up in it; on failure, why is
+ * kept for the loader, which reports it once. */
+static struct gb_sysroot_names *sysroot_names(struct gb_policy *p, const char *file)
 {
-	char path[PATH_MAX], line[1024];
-	size_t len = strlen(name);
-	bool found = false;
-	FILE *f;
+	struct gb_sysroot_names *n = strcmp(file, "etc/passwd") == 0 ? &p->passwd : &p->group;
+	char path[PATH_MAX], why[64];
+	struct stat st;
+	int fd, r = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", sysroot, file);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *uid;
-
-		if (strncmp(line, name, len) != 0 || line[len] != ':')
-			continue;
-		uid = strchr(line + len + 1, ':');
-		found = uid && sscanf(uid + 1, "%u", id) == 1;
+	if (n->text || n->error)
+		return n;
+	snprintf(path, sizeof(path), "%s/%s", p->sysroot, file);
+	fd = gb_open_regular(true, p->sysroot_fd, file, 0, &st, why, sizeof(why));
+	if (fd >= 0) {
+		r = gb_read_all(fd, GB_POLICY_NAMES_MAX, &n->text, &n->len, why, sizeof(why));
+		close(fd);
 	}
-	fclose(f);
-	return found;
+	if (fd < 0 || r < 0)
+		gb_policy_add_error(&n->error, path, 0, "%s", why);
+	return n;
+}
+
+/* An id field, as in passwd(5) and group(5): digits up to the next ':' or the end. */
+static bool parse_id(const char *s, const char *end, unsigned int *id)
+{
+	unsigned long long v = 0;
+	const char *d = s;
+
+	for (; d < end && *d >= '0' && *d <= '9' && v < UINT_MAX; d++)
+		v = v * 10 + (unsigned)(*d - '0');
+	if (d == s || v >= UINT_MAX || (d < end && *d != ':'))
+		return false;
+	*id = (unsigned int)v;
+	return true;
+}
+
+/* The id of @p name in the image's etc/passwd or etc/group: the third field of both.
+ * The image's own files, not the build host's NSS. */
+int gb_policy_lookup_sysroot(struct gb_policy *p, const char *file, const char *name,
+			     unsigned int *id)
+{
+	const struct gb_sysroot_names *n;
+	size_t len = strlen(name);
+
+	if (!p->sysroot || p->sysroot_fd < 0)
+		return -EIO;
+	n = sysroot_names(p, file);
+	if (!n->text)
+		return -EIO;
+	for (const char *l = n->text, *end; l < n->text + n->len; l = end + 1) {
+		const char *f;
+
+		end = memchr(l, '\n', n->text + n->len - l);
+		if (!end)
+			end = n->text + n->len;
+		if ((size_t)(end - l) <= len || memcmp(l, name, len) != 0 || l[len] != ':')
+			continue;
+		f = memchr(l + len + 1, ':', end - (l + len + 1));
+		return f && parse_id(f + 1, end, id);
+	}
+	return 0;
 }
 
 /* --- evaluation -------------------------------------------------------------- */

@@ -77,14 +77,24 @@ struct gb_policy_entry {
 	int initial_value;       /* -1: none */
 };
 
+/* An image's etc/passwd or etc/group, read once, when a name is first looked up. */
+struct gb_sysroot_names {
+	char *text; /* NUL-terminated */
+	size_t len;
+	char *error; /* "file: why it cannot be used\n", for the loader to report */
+};
+
 struct gb_policy {
 	struct gb_policy_entry *entries;
 	size_t n_entries;
 	bool root_bypass;
-	/* Set before parsing to resolve user and group names from SYSROOT/etc/passwd
-	 * and SYSROOT/etc/group instead of NSS (an image's tree, checked offline); file
-	 * owners are then not checked (a build tree is not owned by root). NULL: NSS. */
+	/* Set by gb_policy_load_from() to resolve user and group names from
+	 * SYSROOT/etc/passwd and SYSROOT/etc/group instead of NSS (an image's tree,
+	 * checked offline); file owners are then not checked (a build tree is not owned
+	 * by root). NULL: NSS. Without trailing slashes ("" for "/"). */
 	char *sysroot;
+	int sysroot_fd; /* the image's root while loading, else -1 */
+	struct gb_sysroot_names passwd, group;
 	/* "file:line: message\n" each: entries that can never match as things stand
 	 * (an unknown user or group). Not errors: such a name grants nothing. */
 	char *warnings;
@@ -113,6 +123,10 @@ struct gb_line_ident {
 	unsigned int offset;
 	const char *line_name; /* may be NULL or "" */
 };
+
+/** The largest policy file read, and the largest etc/passwd or etc/group of an image. */
+#define GB_POLICY_FILE_MAX  (1024 * 1024)
+#define GB_POLICY_NAMES_MAX (4 * 1024 * 1024)
 
 /** Watchers a line may have when its entry (or no entry, for root) does not say. */
 #define GB_DEFAULT_MAX_WATCHERS 16
@@ -148,9 +162,16 @@ int gb_policy_finish(struct gb_policy *p, char **errors);
  */
 struct gb_policy *gb_policy_load(const char *dir, char **errors);
 /**
- * gb_policy_load() with names resolved under @p sysroot (NULL: NSS, see struct
- * gb_policy), and the warnings, whether the policy loads or not, appended to
+ * gb_policy_load() with names resolved in the image at @p sysroot (NULL: NSS, see
+ * struct gb_policy), and the warnings, whether the policy loads or not, appended to
  * *@p warnings (then the policy's own warnings are NULL).
+ *
+ * With @p sysroot, everything read in the image is resolved inside it
+ * (gb_sysroot_open()): a @p dir that starts with SYSROOT/, and etc/passwd and
+ * etc/group, whose symlinks, absolute or with "..", stay in the image. Only
+ * regular files are read, etc/passwd and etc/group up to GB_POLICY_NAMES_MAX
+ * bytes, and any of them that cannot be used is an error; so is a missing @p dir
+ * or @p sysroot (an offline check must not pass a typo for an empty policy).
  */
 struct gb_policy *gb_policy_load_from(const char *dir, const char *sysroot, char **errors,
 				      char **warnings);
@@ -163,9 +184,13 @@ struct gb_policy *gb_policy_load_from(const char *dir, const char *sysroot, char
  */
 int gb_policy_check_chips(const struct gb_policy *p, const struct gb_chip_ident *chips,
 			  size_t n_chips, char **errors, char **warnings);
-/** The uid or gid of @p name in SYSROOT/@p file (etc/passwd, etc/group); false if none. */
-bool gb_policy_lookup_sysroot(const char *sysroot, const char *file, const char *name,
-			      unsigned int *id);
+/**
+ * The uid or gid of @p name in the image's @p file (etc/passwd, etc/group): 1 and
+ * *@p id, 0 if it has no such name, or -EIO if the file cannot be used (why is in
+ * the policy's names, for the loader to report once).
+ */
+int gb_policy_lookup_sysroot(struct gb_policy *p, const char *file, const char *name,
+			     unsigned int *id);
 /** The number of "\n"-ended lines in @p s (errors, warnings); 0 for NULL. */
 unsigned int gb_policy_count_lines(const char *s);
 

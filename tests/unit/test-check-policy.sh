@@ -2,7 +2,10 @@
 # gpiod-broker --check-policy, offline, as an image build would run it: the shipped
 # examples are valid with the users and groups of their sysusers.d snippet; a
 # directory with three errors in two files gets three file:line: lines and exit 1;
-# an unknown user is a warning, not an error. TAP output.
+# an unknown user is a warning, not an error. With --root, everything is read in
+# the image: its symlinks are followed inside it, never onto this machine, and a
+# fifo, a device or an oversized file is a named error at once (each run has a
+# timeout, so a hang fails). TAP output.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 broker=${GB_TEST_BROKER:?}
@@ -12,6 +15,8 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$work/out" "$work/err"; }
 check() { if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
+# The broker, in rc; 124 if it is still running after 30 s (it blocked).
+run() { timeout 30 "$broker" "$@" > "$work/out" 2> "$work/err"; rc=$?; }
 
 # An image's tree whose etc/passwd and etc/group hold what the snippet creates.
 mkdir -p "$work/root/etc" "$work/examples" "$work/bad"
@@ -32,18 +37,23 @@ for f in "$here"/../../policy/examples/*; do
 	install -m 0644 "$f" "$work/examples/"
 done
 
-"$broker" --check-policy="$work/examples" --root="$work/root" > "$work/out" 2> "$work/err"
-rc=$?
+run --check-policy="$work/examples" --root="$work/root"
 desc="the shipped examples: exit 0, no problem at all (every user and group in the snippet)"
 check test "$rc" = 0 -a ! -s "$work/out"
 desc="the summary counts the examples' entries"
 check grep -q ': valid: 5 entries, 0 errors, 0 warnings' "$work/err"
 
 # Without the snippet's users: warnings naming file:line, still exit 0.
-"$broker" --check-policy="$work/examples" --root=/nonexistent > "$work/out" 2> "$work/err"
-rc=$?
+mkdir -p "$work/bare/etc"
+echo "root:x:0:0:root:/root:/bin/sh" > "$work/bare/etc/passwd"
+echo "root:x:0:" > "$work/bare/etc/group"
+run --check-policy="$work/examples" --root="$work/bare"
 desc="unknown users and groups are warnings (file:line: warning:), exit 0"
 check test "$rc" = 0 -a "$(grep -c '^[^:]*\.conf:[0-9]*: warning: unknown \(user\|group\)' "$work/out")" = 5
+
+run --check-policy="$work/examples" --root="$work/nonexistent"
+desc="a root that does not exist is an error, not an image without users"
+check test "$rc" = 1 -a "$(cat "$work/out")" = "$work/nonexistent: cannot open the image's root: No such file or directory"
 
 cat > "$work/bad/10-a.conf" <<'CONF'
 [line a]
@@ -62,8 +72,7 @@ directions = input
 safe-state = off
 CONF
 chmod 0644 "$work/bad"/*.conf
-"$broker" --check-policy="$work/bad" --root="$work/root" > "$work/out" 2> "$work/err"
-rc=$?
+run --check-policy="$work/bad" --root="$work/root"
 desc="three errors in two files: exit 1"
 check test "$rc" = 1
 desc="three file:line: lines, in order"
@@ -72,8 +81,113 @@ check test "$(grep -c '^[^:]*\.conf:[0-9]*: ' "$work/out")" = 3 -a \
 desc="the summary says rejected"
 check grep -q ': rejected: 0 entries, 3 errors' "$work/err"
 
-"$broker" --check-policy="$work/nothing-here" --root="$work/root" > "$work/out" 2> "$work/err"
-rc=$?
+run --check-policy="$work/nothing-here" --root="$work/root"
 desc="a missing directory is an error"
 check test "$rc" = 1
+
+# Without DIR: the directory the image's broker reads, not this build's sysconfdir.
+mkdir -p "$work/root/etc/gpiod-broker/policy.d" "$work/root/opt/pol"
+install -m 0644 "$work"/examples/*.conf "$work/root/etc/gpiod-broker/policy.d/"
+run --check-policy --root="$work/root"
+desc="--root alone checks SYSROOT/etc/gpiod-broker/policy.d, whatever the build's sysconfdir"
+check grep -qx "$work/root/etc/gpiod-broker/policy.d: valid: 5 entries, 0 errors, 0 warnings" "$work/err"
+run --check-policy --policy-dir=/opt/pol --root="$work/root"
+desc="--policy-dir with --root names the directory in the image"
+check grep -qx "$work/root/opt/pol: valid: 0 entries, 0 errors, 0 warnings" "$work/err"
+
+# An image as base-passwd and Yocto lay one out: etc/passwd behind a relative
+# symlink, etc/group and the policy directory behind absolute ones, all meaning
+# the image's files (none of these paths exists on this machine).
+img=$work/img
+mkdir -p "$img/etc/gpiod-broker" "$img/usr/share/base" "$img/usr/share/gpiod-broker/policy.d"
+printf 'root:x:0:0::/root:/bin/sh\ndoor-ctl:x:901:901::/:/bin/false\n' > "$img/usr/share/base/passwd"
+printf 'root:x:0:\ngb-image-only:x:902:\n' > "$img/usr/share/base/group"
+ln -s ../usr/share/base/passwd "$img/etc/passwd"
+ln -s /usr/share/base/group "$img/etc/group"
+ln -s /usr/share/gpiod-broker/policy.d "$img/etc/gpiod-broker/policy.d"
+cat > "$img/usr/share/gpiod-broker/policy.d/10-door.conf" <<'CONF'
+[line door]
+chip = gpiochip0
+offset = 1
+users = door-ctl, root
+groups = gb-image-only, root
+directions = input
+CONF
+chmod 0644 "$img/usr/share/gpiod-broker/policy.d/10-door.conf"
+
+run --check-policy --root="$img"
+desc="symlinks inside the image, relative and absolute, are followed inside it: exit 0, no problem"
+check test "$rc" = 0 -a ! -s "$work/out" -a \
+	"$(cat "$work/err")" = "$img/etc/gpiod-broker/policy.d: valid: 1 entry, 0 errors, 0 warnings"
+run --check-policy="$img/etc/gpiod-broker/policy.d" --root="$img"
+desc="an explicit DIR under SYSROOT/ is read in the image too"
+check test "$rc" = 0 -a ! -s "$work/out"
+
+# A copy of the image with one thing broken; then the check, which must say what.
+# Its users and groups checked with the policy directory named as it is in the
+# image, with no symlink on the way.
+variant() { rm -rf "$work/v"; cp -a "$img" "$work/v"; }
+vrun() { run --check-policy="$work/v/usr/share/gpiod-broker/policy.d" --root="$work/v"; }
+expect() { # exit status 1 and exactly this one line (a file is said once, for two names)
+	check test "$rc" = 1 -a "$(cat "$work/out")" = "$1"
+}
+
+variant; rm "$work/v/etc/group"; mkfifo "$work/v/etc/group"
+vrun
+desc="etc/group a fifo: a named error at once, exit 1"
+expect "$work/v/etc/group: not a regular file (fifo)"
+
+variant; rm "$work/v/etc/passwd"; mkdir "$work/v/dev"; mknod "$work/v/dev/zero" c 1 5
+ln -s /dev/zero "$work/v/etc/passwd"
+vrun
+desc="etc/passwd -> /dev/zero, the image's device node: not a regular file, at once"
+expect "$work/v/etc/passwd: not a regular file (character device)"
+rm "$work/v/dev/zero"
+vrun
+desc="etc/passwd -> /dev/zero, which the image has not: not this machine's /dev/zero"
+expect "$work/v/etc/passwd: cannot open: No such file or directory"
+rm "$work/v/etc/passwd"; ln -s ../../../../../../../../dev/zero "$work/v/etc/passwd"
+vrun
+desc="etc/passwd -> ../../../../dev/zero: '..' stops at the image's root"
+expect "$work/v/etc/passwd: cannot open: No such file or directory"
+
+# This machine's file, with the group the policy names: an absolute symlink out
+# of the image must not reach it.
+mkdir "$work/host"
+printf 'root:x:0:\ngb-image-only:x:4242:\n' > "$work/host/group"
+variant; rm "$work/v/etc/group"; ln -s "$work/host/group" "$work/v/etc/group"
+vrun
+desc="etc/group -> a file of this machine: not read (the image has no such file)"
+expect "$work/v/etc/group: cannot open: No such file or directory"
+
+variant; rm "$work/v/etc/group"; mkdir "$work/v/etc/group"
+vrun
+desc="etc/group a directory: not a regular file"
+expect "$work/v/etc/group: not a regular file (directory)"
+
+variant; truncate -s 5M "$work/v/usr/share/base/group"
+vrun
+desc="etc/group over 4 MiB: refused, not read whole"
+expect "$work/v/etc/group: larger than 4 MiB"
+
+# A policy directory of this machine's, whose file would be an error if read.
+mkdir "$work/hostpol"
+printf '[line host-only]\n' > "$work/hostpol/10-host.conf"
+chmod 0644 "$work/hostpol/10-host.conf"
+variant; rm "$work/v/etc/gpiod-broker/policy.d"; ln -s "$work/hostpol" "$work/v/etc/gpiod-broker/policy.d"
+run --check-policy --root="$work/v"
+desc="the policy directory symlinked out of the image: not read from this machine"
+expect "$work/v/etc/gpiod-broker/policy.d: cannot read policy directory: No such file or directory"
+
+variant; pol=$work/v/usr/share/gpiod-broker/policy.d
+mkfifo "$pol/20-fifo.conf"; ln -s /dev/zero "$pol/30-zero.conf"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$pol/40-sock.conf"
+truncate -s 2M "$pol/50-big.conf"; chmod 0644 "$pol/50-big.conf"
+run --check-policy --root="$work/v"
+desc="policy files that are a fifo, a symlink, a socket, or over 1 MiB: named errors, at once"
+d=$work/v/etc/gpiod-broker/policy.d
+check test "$rc" = 1 -a "$(cat "$work/out")" = "$d/20-fifo.conf: not a regular file (fifo)
+$d/30-zero.conf: not a regular file (symbolic link)
+$d/40-sock.conf: not a regular file (socket)
+$d/50-big.conf: larger than 1 MiB"
 echo "1..$n"
