@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <gpiod.h>
 #include <limits.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 #include "broker.h"
 #include "bus.h"
 #include "chip.h"
+#include "conn.h"
 #include "flow.h"
 #include "irq.h"
 #include "log.h"
@@ -43,6 +45,7 @@ static const char *arg_check_dir = NULL;
 static const char *arg_root = NULL;
 static unsigned int arg_event_window = GB_FLOW_DEFAULT_WINDOW;
 static unsigned int arg_event_queue = GB_FLOW_DEFAULT_QUEUE;
+static uint64_t arg_stall_usec = GB_CONN_DEFAULT_STALL_USEC;
 static struct gb_limits arg_limits = {
 	.max_requests_per_client = GB_DEFAULT_MAX_REQUESTS_PER_CLIENT,
 	.max_lines_per_client = GB_DEFAULT_MAX_LINES_PER_CLIENT,
@@ -68,6 +71,9 @@ static void help(void)
 	       "                                  (0: no limit; root is not exempt)\n"
 	       "     --event-window=N    events a subscriber may have unacknowledged (default %d)\n"
 	       "     --event-queue=N     events queued per subscriber beyond that (default %d)\n"
+	       "     --stall-timeout=SEC  drop a private connection that leaves its replies\n"
+	       "                         unread while sending more calls, or does not\n"
+	       "                         authenticate, for SEC seconds (default %" PRIu64 ")\n"
 	       "     --check-policy[=DIR]  check the policy (default: --policy-dir) and exit:\n"
 	       "                         every problem as file:line: message, exit status 1 on\n"
 	       "                         any error\n"
@@ -79,7 +85,7 @@ static void help(void)
 	       "one takes them over (fd store).\n",
 	       GB_BUS_NAME, arg_policy_dir, GB_DEFAULT_MAX_REQUESTS_PER_CLIENT,
 	       GB_DEFAULT_MAX_LINES_PER_CLIENT, GB_DEFAULT_MAX_PERSISTENT_PER_UID,
-	       GB_FLOW_DEFAULT_WINDOW, GB_FLOW_DEFAULT_QUEUE);
+	       GB_FLOW_DEFAULT_WINDOW, GB_FLOW_DEFAULT_QUEUE, GB_CONN_DEFAULT_STALL_USEC / 1000000);
 }
 
 static int parse_limit(const char *s, unsigned int *ret)
@@ -113,7 +119,7 @@ static int parse_argv(int argc, char **argv)
 {
 	enum { ARG_VERSION = 0x100, ARG_BUS, ARG_LOG_LEVEL, ARG_DEV_DIR, ARG_POLICY_DIR,
 	       ARG_STATE_DIR, ARG_MAX_REQUESTS, ARG_MAX_LINES, ARG_MAX_PERSISTENT,
-	       ARG_EVENT_WINDOW, ARG_EVENT_QUEUE, ARG_CHECK_POLICY, ARG_ROOT };
+	       ARG_EVENT_WINDOW, ARG_EVENT_QUEUE, ARG_CHECK_POLICY, ARG_ROOT, ARG_STALL_TIMEOUT };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -127,6 +133,7 @@ static int parse_argv(int argc, char **argv)
 		{ "max-persistent-per-uid", required_argument, NULL, ARG_MAX_PERSISTENT },
 		{ "event-window", required_argument, NULL, ARG_EVENT_WINDOW },
 		{ "event-queue", required_argument, NULL, ARG_EVENT_QUEUE },
+		{ "stall-timeout", required_argument, NULL, ARG_STALL_TIMEOUT },
 		{ "check-policy", optional_argument, NULL, ARG_CHECK_POLICY },
 		{ "root", required_argument, NULL, ARG_ROOT },
 		{}
@@ -194,6 +201,20 @@ static int parse_argv(int argc, char **argv)
 				arg_event_window = v;
 			else
 				arg_event_queue = v;
+			break;
+		}
+		case ARG_STALL_TIMEOUT: {
+			char *end;
+			double v;
+
+			errno = 0;
+			v = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(v >= 0.1 && v <= 86400)) {
+				log_error("--stall-timeout must be a number of seconds 0.1-86400, not '%s'",
+					  optarg);
+				return -EINVAL;
+			}
+			arg_stall_usec = (uint64_t)(v * 1e6);
 			break;
 		}
 		case ARG_CHECK_POLICY:
@@ -563,6 +584,7 @@ int main(int argc, char **argv)
 	debug_knobs();
 	b.event_window = arg_event_window;
 	b.event_queue = arg_event_queue;
+	b.stall_usec = arg_stall_usec;
 	b.limits = arg_limits;
 	r = broker_run(&b);
 	sd_notify(0, "STOPPING=1");

@@ -85,8 +85,10 @@ int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *erro
 		return r;
 	if (c->n_conns >= GB_MAX_CONNECTIONS_PER_CLIENT)
 		return sd_bus_error_setf(error, GB_ERROR_LIMITS_EXCEEDED,
-					 "%s already has %u private connections (the most a client may "
-					 "hold): close one first", c->name, GB_MAX_CONNECTIONS_PER_CLIENT);
+					 "%s already has %u private connections, the most a client may "
+					 "hold; closing any of them ends the client and releases all it "
+					 "holds, so use one of them instead of opening another",
+					 c->name, GB_MAX_CONNECTIONS_PER_CLIENT);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return sd_bus_error_set_errnof(error, errno, "cannot make a socket pair: %m");
 	r = new_server(b, c, sv[0], &bus);

@@ -78,6 +78,7 @@ struct Broker {
 	struct gb_limits limits;
 	unsigned int event_window; /* flow control per subscriber (flow.h) */
 	unsigned int event_queue;
+	uint64_t stall_usec;       /* a private connection's (conn.h) */
 };
 
 #endif

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 
 #include "broker.h"
 #include "log.h"
@@ -100,38 +99,8 @@ static int query_credentials(sd_bus *bus, const char *name, Client *c)
 	return have_uid ? 0 : -ENODATA;
 }
 
-/* What sd-bus does under sd-event, without a turn of it: one message per wake-up
- * (more wait in the socket, which stays readable), and at once what it has queued
- * already or what its closing leaves (the Disconnected signal its filter takes). */
-static void conn_on_io(LoopIo *io, uint32_t revents, void *userdata)
+int client_add_conn(Client *c, sd_bus *bus, conn_broken_fn broken)
 {
-	ClientConn *cc = userdata;
-	Loop *l = io->loop;
-	sd_bus *bus = sd_bus_ref(cc->bus);
-
-	for (int i = 0; i < 64; i++) {
-		int r = sd_bus_process(bus, NULL);
-
-		/* Its closing released the Client, and this connection with it. */
-		if (!loop_io_dispatching(l, io))
-			break;
-		if (r < 0) {
-			log_debug_errno(r, "private connection of %s failed, closing it: %m",
-					cc->client->name);
-			cc->broken(cc->client->broker, bus);
-			break;
-		}
-		if (r == 0 || !loop_bus_queued(bus))
-			break;
-	}
-	if (loop_io_dispatching(l, io))
-		loop_io_sync_bus(io, bus);
-	sd_bus_unref(bus);
-}
-
-int client_add_conn(Client *c, sd_bus *bus, client_conn_broken_fn broken)
-{
-	ClientConn *cc;
 	const char *name;
 	int r;
 
@@ -140,14 +109,11 @@ int client_add_conn(Client *c, sd_bus *bus, client_conn_broken_fn broken)
 	/* Named after its client (before it started): that is how its calls find it. */
 	if (sd_bus_get_description(bus, &name) < 0 || strcmp(name, c->name) != 0)
 		return -EINVAL;
-	cc = &c->conns[c->n_conns];
-	*cc = (ClientConn){ .client = c, .broken = broken };
-	r = loop_io_add(c->broker->loop, &cc->io, sd_bus_get_fd(bus), EPOLLIN, conn_on_io, cc);
+	r = conn_start(&c->conns[c->n_conns], c->broker, bus, c->name, c->uid, c->n_conns + 1,
+		       broken);
 	if (r < 0)
 		return r;
-	cc->bus = sd_bus_ref(bus);
 	c->n_conns++;
-	loop_io_sync_bus(&cc->io, bus);
 	return 0;
 }
 
@@ -166,14 +132,8 @@ Client *client_of_conn(Broker *b, sd_bus *bus)
 
 void client_drop_conns(Client *c)
 {
-	while (c->n_conns) {
-		ClientConn *cc = &c->conns[--c->n_conns];
-
-		loop_io_remove(&cc->io);
-		/* No flush: a peer that does not read must not block the broker. */
-		sd_bus_close(cc->bus);
-		cc->bus = sd_bus_unref(cc->bus);
-	}
+	while (c->n_conns)
+		conn_stop(&c->conns[--c->n_conns]);
 }
 
 int client_new_signal(Client *c, const char *path, const char *iface, const char *member,
@@ -268,6 +228,6 @@ int client_send(Client *c, sd_bus_message *m)
 	 * sleeps, main.c.) */
 	for (unsigned int i = 0; i < c->n_conns; i++)
 		if (c->conns[i].bus == bus)
-			loop_io_sync_bus(&c->conns[i].io, bus);
+			conn_sent(&c->conns[i]);
 	return r;
 }

@@ -20,8 +20,9 @@
  * when the bus name leaves or any of its private connections closes.
  *
  * A private connection is on the short way of the broker's loop (shared/loop.h),
- * not attached to sd-event: the Client runs its I/O (client.c), one message per
- * wake-up, and sends through client_send() so that a full socket is waited on.
+ * not attached to sd-event: core/conn.h runs its I/O, one message per wake-up, and
+ * bounds what its peer can make the broker hold; signals go through client_send()
+ * so that a full socket is waited on.
  */
 #ifndef GB_CLIENT_H
 #define GB_CLIENT_H
@@ -30,22 +31,12 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "conn.h"
 #include "forward.h"
-#include "loop.h"
 #include "policy.h"
 
 /* Private connections one client may hold at a time (LimitsExceeded beyond). */
 #define GB_MAX_CONNECTIONS_PER_CLIENT 4
-
-/** A private connection that broke (not the orderly Disconnected its filter sees). */
-typedef void (*client_conn_broken_fn)(Broker *b, sd_bus *bus);
-
-typedef struct ClientConn {
-	sd_bus *bus;
-	LoopIo io;
-	Client *client;
-	client_conn_broken_fn broken;
-} ClientConn;
 
 struct Client {
 	Broker *broker;
@@ -76,10 +67,10 @@ void client_caller(const Client *c, struct gb_caller *caller);
 /**
  * Hand @p bus (a started private connection, not attached to an event loop, and
  * described with sd_bus_set_description() as @p c's unique name) to @p c, which
- * runs its I/O from now on and closes it when it ends. @p broken is called if
- * processing it fails.
+ * runs its I/O from now on (conn.h) and closes it when it ends. @p broken is called
+ * if it breaks or is dropped. -EDQUOT beyond GB_MAX_CONNECTIONS_PER_CLIENT.
  */
-int client_add_conn(Client *c, sd_bus *bus, client_conn_broken_fn broken);
+int client_add_conn(Client *c, sd_bus *bus, conn_broken_fn broken);
 /** The Client whose private connection @p bus is, or NULL. */
 Client *client_of_conn(Broker *b, sd_bus *bus);
 /** Close its private connections (it is leaving: nothing more goes out on them). */

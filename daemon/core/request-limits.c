@@ -15,9 +15,10 @@
  * An integrator who wants more raises the limit, or sets it to 0 (no limit).
  *
  * No limit on pending calls: the broker answers each call before it reads the
- * next one (it never defers a reply), so it queues nothing per client; the bus
- * daemon bounds what a client can have outstanding (max_replies_per_connection,
- * max_incoming_bytes).
+ * next one (it never defers a reply). On the bus, the bus daemon bounds what a
+ * client can have outstanding (max_replies_per_connection, max_incoming_bytes);
+ * on a private connection, core/conn.c stops reading a client that does not read
+ * its replies.
  */
 
 #include "request-limits.h"

@@ -196,7 +196,7 @@ START_TEST(test_limits_and_options)
 		conns[i] = gb_open_p2p(abus);
 	ck_assert_int_lt(sd_bus_call_method(abus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "OpenConnection",
 					    &err, NULL, "a{sv}", 0), 0);
-	gb_assert_error(&err, GB_ERROR_LIMITS_EXCEEDED, "close one first");
+	gb_assert_error(&err, GB_ERROR_LIMITS_EXCEEDED, "closing any of them ends the client");
 	ck_assert_int_lt(sd_bus_call_method(abus, GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "OpenConnection",
 					    &err, NULL, "a{sv}", 1, "speed", "s", "ludicrous"), 0);
 	gb_assert_error(&err, GB_ERROR_INVALID_ARGS, "speed");

@@ -11,10 +11,10 @@ not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
 
 ids=$(sed -n 's/^#define GB_MESSAGE_[A-Z_]* *"\([0-9a-f]*\)"$/\1/p' "$top/dbus/org.gpiodbroker1.h" | sort)
 count=$(echo "$ids" | grep -c .)
-if [ "$count" = 8 ] && [ "$(echo "$ids" | uniq | grep -c '^[0-9a-f]\{32\}$')" = 8 ]; then
-	ok "eight distinct 128-bit MESSAGE_IDs in dbus/org.gpiodbroker1.h"
+if [ "$count" -gt 0 ] && [ "$(echo "$ids" | uniq | grep -c '^[0-9a-f]\{32\}$')" = "$count" ]; then
+	ok "$count distinct 128-bit MESSAGE_IDs in dbus/org.gpiodbroker1.h"
 else
-	not_ok "eight distinct 128-bit MESSAGE_IDs in dbus/org.gpiodbroker1.h (got: $ids)"
+	not_ok "distinct 128-bit MESSAGE_IDs in dbus/org.gpiodbroker1.h (got: $ids)"
 fi
 cat_ids=$(sed -n 's/^-- \([0-9a-f]*\)$/\1/p' "$top/systemd/gpiod-broker.catalog" | sort)
 if [ "$cat_ids" = "$ids" ]; then
@@ -37,9 +37,9 @@ else
 fi
 listed=$(journalctl --root="$work" --list-catalog 2>/dev/null | cut -d' ' -f1 | sort)
 if [ "$listed" = "$ids" ]; then
-	ok "journalctl --list-catalog lists the seven"
+	ok "journalctl --list-catalog lists each of them"
 else
-	not_ok "journalctl --list-catalog lists the seven (got: $listed)"
+	not_ok "journalctl --list-catalog lists each of them (got: $listed)"
 fi
 echo "1..$n"
 [ "$failed" -eq 0 ]
