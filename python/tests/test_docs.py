@@ -31,7 +31,8 @@ import time
 import unittest
 
 import gpiobroker
-from benchenv import BrokerProcess, chip_name, sim_pull, sim_value, slow, wait_until
+from benchenv import chip_name, sim_pull, sim_value, slow, wait_until
+from benchenv import setUpModule, tearDownModule  # noqa: F401 (unittest calls them)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
@@ -40,19 +41,6 @@ MARK = re.compile(r"<!-- bench: (.*) -->")
 KEYS = {"user", "env", "press", "expect", "high"}
 # Generous: an example waits at most ~10 s for silence; this only stops a hang.
 RUN_TIMEOUT = 60
-
-broker = None
-
-
-def setUpModule():
-    global broker
-    for off in range(8):
-        sim_pull(off, False)
-    broker = BrokerProcess()
-
-
-def tearDownModule():
-    assert broker.stop() == 0, "the broker did not exit cleanly"
 
 
 def read_blocks(rel):

@@ -9,23 +9,13 @@ import threading
 import time
 import unittest
 
+import benchenv
 import gpiobroker
 from benchenv import (ALICE, BOB, CAROL, BrokerProcess, chip_name, connect_as, pace, run_as,
                       sim_pull, sim_value, slow, wait_until)
+from benchenv import setUpModule, tearDownModule  # noqa: F401 (unittest calls them)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-broker = None
-
-
-def setUpModule():
-    global broker
-    for off in range(8):
-        sim_pull(off, False)
-    broker = BrokerProcess()
-
-
-def tearDownModule():
-    assert broker.stop() == 0, "the broker did not exit cleanly"
 
 
 def used(b, line):
@@ -296,14 +286,14 @@ class TestLifetimes(unittest.TestCase):
         b = connect_as(ALICE)
         b.timeout = 0.3
         self.assertAlmostEqual(b.timeout, 0.3)
-        os.kill(broker.proc.pid, signal.SIGSTOP)
+        os.kill(benchenv.broker.proc.pid, signal.SIGSTOP)
         try:
             t0 = time.monotonic()
             with self.assertRaises(TimeoutError) as cm:
                 b.request("spare", output=True)
             took = time.monotonic() - t0
         finally:
-            os.kill(broker.proc.pid, signal.SIGCONT)
+            os.kill(benchenv.broker.proc.pid, signal.SIGCONT)
         self.assertIsInstance(cm.exception, gpiobroker.CallTimeoutError)
         self.assertGreaterEqual(took, 0.25)
         self.assertLess(took, 5)
@@ -336,12 +326,11 @@ class TestLifetimes(unittest.TestCase):
             self.assertFalse(used(a, "siren"))
 
     def test_broker_gone(self):
-        global broker
         b = connect_as(BOB)
         try:
             bell = b.request("doorbell", edge="both", label="bell")
             self.assertEqual(bell.read_event(5 * slow()).type, "initial-state")
-            self.assertEqual(broker.stop(), 0)
+            self.assertEqual(benchenv.broker.stop(), 0)
             ev = bell.read_event(10 * slow())
             self.assertEqual(ev.type, "broker-gone")
             with self.assertRaises(gpiobroker.BrokerUnavailableError) as cm:
@@ -349,7 +338,7 @@ class TestLifetimes(unittest.TestCase):
             self.assertIsInstance(cm.exception, ConnectionError)
             self.assertEqual(cm.exception.errno, errno.EHOSTDOWN)
         finally:
-            broker = BrokerProcess()
+            benchenv.broker = BrokerProcess()
             b.close()
 
 
