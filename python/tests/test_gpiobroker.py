@@ -46,6 +46,11 @@ class TestRequest(unittest.TestCase):
         self.assertFalse(used(self.bob, "porch-light"))
         with self.assertRaises(ValueError):
             line.value = True
+        # What the broker no longer has is an error; what the object knows is not.
+        for attr in ("path", "lines", "persistent", "direct", "events_lost"):
+            with self.assertRaisesRegex(ValueError, "released", msg=attr):
+                getattr(line, attr)
+        self.assertIs(line.broker, self.alice)
 
     def test_module_level_request(self):
         # The shared connection of the process (here root's).
@@ -235,6 +240,8 @@ class TestEvents(unittest.TestCase):
         with self.bob.request("doorbell", edge="both", label="bell") as bell:
             with self.carol.watch("doorbell") as w:
                 self.assertEqual((w.chip, w.offset), (chip_name(), 1))
+                self.assertTrue(w.path.startswith("/org/gpiodbroker1/watch/"))
+                self.assertFalse(w.closed)
                 ev = w.read_event(timeout=5 * slow())
                 self.assertEqual((ev.type, ev.value), ("initial-state", False))
                 sim_pull(1, True)
@@ -243,7 +250,12 @@ class TestEvents(unittest.TestCase):
                 # The holder sees the same kernel event.
                 mine = [e for e in bell.events(timeout=1) if e.type == "edge"]
                 self.assertEqual(mine[0].line_seqno, ev.line_seqno)
+                self.assertEqual(w.events_lost, 0)
             self.assertTrue(w.closed)
+            for attr in ("path", "chip", "offset", "events_lost"):
+                with self.assertRaisesRegex(ValueError, "closed", msg=attr):
+                    getattr(w, attr)
+            self.assertIs(w.broker, self.carol)
         sim_pull(1, False)
 
     def test_line_info_callback(self):
