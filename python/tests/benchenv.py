@@ -107,6 +107,22 @@ class BrokerProcess:
         return self.proc.wait(timeout=30 * slow())
 
 
+broker = None  # the BrokerProcess of the running test module
+
+
+def setUpModule():
+    """Each test module's start (imported as its setUpModule): every simulated line
+    pulled low, and a broker."""
+    global broker
+    for off in range(8):
+        sim_pull(off, False)
+    broker = BrokerProcess()
+
+
+def tearDownModule():
+    assert broker.stop() == 0, "the broker did not exit cleanly"
+
+
 def connect_as(uid):
     """A Broker connection made with effective uid/gid @uid: the bus daemon records
     the caller's credentials when it connects, so this is that user to the broker."""

@@ -9,23 +9,13 @@ import threading
 import time
 import unittest
 
+import benchenv
 import gpiobroker
 from benchenv import (ALICE, BOB, CAROL, BrokerProcess, chip_name, connect_as, pace, run_as,
                       sim_pull, sim_value, slow, wait_until)
+from benchenv import setUpModule, tearDownModule  # noqa: F401 (unittest calls them)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-broker = None
-
-
-def setUpModule():
-    global broker
-    for off in range(8):
-        sim_pull(off, False)
-    broker = BrokerProcess()
-
-
-def tearDownModule():
-    assert broker.stop() == 0, "the broker did not exit cleanly"
 
 
 def used(b, line):
@@ -56,6 +46,11 @@ class TestRequest(unittest.TestCase):
         self.assertFalse(used(self.bob, "porch-light"))
         with self.assertRaises(ValueError):
             line.value = True
+        # What the broker no longer has is an error; what the object knows is not.
+        for attr in ("path", "lines", "persistent", "direct", "events_lost"):
+            with self.assertRaisesRegex(ValueError, "released", msg=attr):
+                getattr(line, attr)
+        self.assertIs(line.broker, self.alice)
 
     def test_module_level_request(self):
         # The shared connection of the process (here root's).
@@ -245,6 +240,8 @@ class TestEvents(unittest.TestCase):
         with self.bob.request("doorbell", edge="both", label="bell") as bell:
             with self.carol.watch("doorbell") as w:
                 self.assertEqual((w.chip, w.offset), (chip_name(), 1))
+                self.assertTrue(w.path.startswith("/org/gpiodbroker1/watch/"))
+                self.assertFalse(w.closed)
                 ev = w.read_event(timeout=5 * slow())
                 self.assertEqual((ev.type, ev.value), ("initial-state", False))
                 sim_pull(1, True)
@@ -253,7 +250,12 @@ class TestEvents(unittest.TestCase):
                 # The holder sees the same kernel event.
                 mine = [e for e in bell.events(timeout=1) if e.type == "edge"]
                 self.assertEqual(mine[0].line_seqno, ev.line_seqno)
+                self.assertEqual(w.events_lost, 0)
             self.assertTrue(w.closed)
+            for attr in ("path", "chip", "offset", "events_lost"):
+                with self.assertRaisesRegex(ValueError, "closed", msg=attr):
+                    getattr(w, attr)
+            self.assertIs(w.broker, self.carol)
         sim_pull(1, False)
 
     def test_line_info_callback(self):
@@ -296,14 +298,14 @@ class TestLifetimes(unittest.TestCase):
         b = connect_as(ALICE)
         b.timeout = 0.3
         self.assertAlmostEqual(b.timeout, 0.3)
-        os.kill(broker.proc.pid, signal.SIGSTOP)
+        os.kill(benchenv.broker.proc.pid, signal.SIGSTOP)
         try:
             t0 = time.monotonic()
             with self.assertRaises(TimeoutError) as cm:
                 b.request("spare", output=True)
             took = time.monotonic() - t0
         finally:
-            os.kill(broker.proc.pid, signal.SIGCONT)
+            os.kill(benchenv.broker.proc.pid, signal.SIGCONT)
         self.assertIsInstance(cm.exception, gpiobroker.CallTimeoutError)
         self.assertGreaterEqual(took, 0.25)
         self.assertLess(took, 5)
@@ -336,12 +338,11 @@ class TestLifetimes(unittest.TestCase):
             self.assertFalse(used(a, "siren"))
 
     def test_broker_gone(self):
-        global broker
         b = connect_as(BOB)
         try:
             bell = b.request("doorbell", edge="both", label="bell")
             self.assertEqual(bell.read_event(5 * slow()).type, "initial-state")
-            self.assertEqual(broker.stop(), 0)
+            self.assertEqual(benchenv.broker.stop(), 0)
             ev = bell.read_event(10 * slow())
             self.assertEqual(ev.type, "broker-gone")
             with self.assertRaises(gpiobroker.BrokerUnavailableError) as cm:
@@ -349,7 +350,7 @@ class TestLifetimes(unittest.TestCase):
             self.assertIsInstance(cm.exception, ConnectionError)
             self.assertEqual(cm.exception.errno, errno.EHOSTDOWN)
         finally:
-            broker = BrokerProcess()
+            benchenv.broker = BrokerProcess()
             b.close()
 
 

@@ -11,18 +11,14 @@ os.environ["GPIOZERO_PIN_FACTORY"] = "gpiobroker"
 import gpiozero  # noqa: E402
 from gpiozero import LED, Button, Device  # noqa: E402
 
+import benchenv  # noqa: E402
 import gpiobroker  # noqa: E402
-from benchenv import (ALICE, BrokerProcess, chip_name, pace, run_as, sim_pull, sim_value,  # noqa: E402
-                      slow, wait_until)
-
-broker = None
+from benchenv import (ALICE, chip_name, pace, run_as, sim_pull, sim_value, slow,  # noqa: E402
+                      wait_until)
 
 
 def setUpModule():
-    global broker
-    for off in range(8):
-        sim_pull(off, False)
-    broker = BrokerProcess()
+    benchenv.setUpModule()
     # The factory is made at the first device, through the entry point, with this
     # process's effective uid: gb-alice's connection from then on.
     os.setegid(ALICE)
@@ -36,7 +32,7 @@ def setUpModule():
 
 def tearDownModule():
     Device.pin_factory.close()
-    assert broker.stop() == 0, "the broker did not exit cleanly"
+    benchenv.tearDownModule()
 
 
 def used(line):
