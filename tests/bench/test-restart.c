@@ -413,16 +413,7 @@ END_TEST
 
 static bool log_has(const char *needle)
 {
-	char buf[65536];
-	FILE *f = fopen(LOG_FILE, "re");
-	size_t n;
-
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return strstr(buf, needle) != NULL;
+	return gb_harness_log_has(h, needle);
 }
 
 START_TEST(test_corrupt_state)
