@@ -64,7 +64,8 @@ static void help(void)
 	       "     --dev-dir=DIR       where gpiochip device nodes appear (default /dev)\n"
 	       "     --policy-dir=DIR    policy files (default %s)\n"
 	       "     --state-dir=DIR     keep request state here for a restart (default\n"
-	       "                         $RUNTIME_DIRECTORY, else /run/gpiod-broker)\n"
+	       "                         $RUNTIME_DIRECTORY, else /run/gpiod-broker); it must be\n"
+	       "                         the broker's user's or root's, not group/other-writable\n"
 	       "     --max-requests-per-client=N  managed requests one connection may hold (default %u)\n"
 	       "     --max-lines-per-client=N     lines in them (default %u)\n"
 	       "     --max-persistent-per-uid=N   persistent requests one uid may hold (default %u)\n"
@@ -486,8 +487,10 @@ static int broker_run(Broker *b)
 	int r;
 
 	r = manager_init(b, arg_state_dir);
-	if (r < 0)
+	if (r == -ENOMEM)
 		return log_error_errno(r, "out of memory");
+	if (r < 0)
+		return r; /* the state directory was refused, and said why */
 
 	/* Not sd_event_default(): the default loop checks its thread with gettid() at
 	 * every iteration, a system call on the way of every call to the broker. The
