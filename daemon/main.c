@@ -512,6 +512,9 @@ static int broker_run(Broker *b)
 	r = loop_new(b->event, &b->loop);
 	if (r < 0)
 		return log_error_errno(r, "cannot create event loop: %m");
+	r = state_guard_marks(&b->state, b->event);
+	if (r < 0)
+		return log_error_errno(r, "cannot guard the event marks: %m");
 
 	/* Under systemd with WatchdogSec=, the loop itself sends WATCHDOG=1: a hung
 	 * loop stops the pings and gets the service restarted. */
@@ -592,6 +595,8 @@ int main(int argc, char **argv)
 	r = broker_run(&b);
 	sd_notify(0, "STOPPING=1");
 	manager_done(&b);
+	/* After every object, and so every mark, is gone. */
+	state_unguard_marks(&b.state);
 	b.loop = loop_free(b.loop);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

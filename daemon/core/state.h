@@ -28,7 +28,8 @@
  * start, and while the broker runs it writes nothing there until it is safe again;
  * a file found otherwise is refused (logged, deleted) and not used. Files are made
  * O_EXCL and opened O_NOFOLLOW, all of them relative to the directory opened and
- * checked at start.
+ * checked at start. A mark that shrinks under the broker (state-mark.c) costs its
+ * counts, not the broker: the page is replaced and the loop told.
  * This module knows records and fds only, not requests: core/request.c calls it.
  */
 #ifndef GB_STATE_H
@@ -36,6 +37,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <systemd/sd-event.h>
 
 #include "record.h"
 
@@ -45,6 +47,7 @@ typedef struct State {
 	bool fdstore;    /* a service manager takes fds (NOTIFY_SOCKET) */
 	bool record;     /* write records (fd store, or --state-dir given) */
 	bool unsafe;     /* the last check found the directory unsafe (logged) */
+	sd_event_source *shrunk; /* a mapped mark shrank (state_guard_marks) */
 } State;
 
 /** A file descriptor systemd passed in at start (LISTEN_FDS) that may be ours. */
@@ -71,6 +74,15 @@ typedef struct StatePassed {
  */
 int state_init(State *s, const char *dir);
 void state_done(State *s);
+
+/**
+ * Recover from a mapped event mark that shrank under the broker (SIGBUS): the
+ * page is replaced by private memory, so the event path goes on, and @p e's loop
+ * logs which mark it was and deletes it. 0 or -errno. One State per process.
+ */
+int state_guard_marks(State *s, sd_event *e);
+/** Undo state_guard_marks(), once every mark is closed. */
+void state_unguard_marks(State *s);
 
 /**
  * Keep @p rec and its @p n_fds fds (one per chip, in order). True if both are

@@ -4,7 +4,8 @@
  * A directory others can write is refused at start, before anything planted there
  * is acted on; in a safe one, a record or mark that is not a regular file of the
  * broker's own, writable by nobody else, is refused and not used; a directory made
- * unsafe under a running broker gets no more state. The planter is a test user; what a record
+ * unsafe under a running broker gets no more state; and a mark truncated under the
+ * broker costs its counts, not the broker. The planter is a test user; what a record
  * would have driven is read from gpio-sim's own view of the line.
  *
  * Lines 0 and 1 are bob's (safe state input); lines 2-5 no entry covers, so only a
@@ -75,6 +76,19 @@ static void teardown(void)
 static bool log_has(const char *needle)
 {
 	return gb_harness_log_has(h, needle);
+}
+
+/* The broker logs what it saw in its loop, after the event that made it happen. */
+static bool wait_log(const char *needle)
+{
+	long deadline = gb_deadline_ms(10000);
+
+	while (!log_has(needle))
+		if (gb_now_ms() > deadline)
+			return false;
+		else
+			usleep(10000);
+	return true;
 }
 
 static gid_t gid_of(uid_t uid)
@@ -413,6 +427,88 @@ START_TEST(test_default_dir_unsafe_not_read)
 }
 END_TEST
 
+/* --- a mark that shrinks ------------------------------------------------------ */
+
+struct events {
+	int n;
+};
+
+static int on_event(sd_bus_message *m, void *userdata, sd_bus_error *e)
+{
+	struct events *ev = userdata;
+
+	if (sd_bus_message_is_signal(m, NULL, "Event"))
+		ev->n++;
+	return 0;
+}
+
+/* An edge on line 1 (pulled the other way), far enough from the last one that the
+ * kernel sees both (UML ticks at 100 Hz). */
+static void edge(bool level)
+{
+	usleep(20000);
+	ck_assert_int_eq(gb_sim_set_pull(sim, 1, level), 0);
+}
+
+/* Truncated while events flow, the marks of a request and of a watch would turn the
+ * broker's next plain store into SIGBUS: it goes on serving both, says which marks
+ * were lost, deletes them, and stops cleanly. */
+START_TEST(test_truncated_mark)
+{
+	sd_bus *bob, *alice;
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	struct events req = { 0 }, watched = { 0 };
+	char *path = NULL;
+	bool level = false;
+
+	broker = gb_harness_start(h, &opts, true);
+	bob = gb_connect(UID_BOB);
+	alice = gb_connect(UID_ALICE);
+	ck_assert_int_ge(sd_bus_add_match(bob, NULL, "type='signal',sender='" GB_BUS_NAME "',"
+					  "interface='" GB_IFACE_REQUEST "'", on_event, &req), 0);
+	ck_assert_int_ge(sd_bus_add_match(alice, NULL, "type='signal',sender='" GB_BUS_NAME "',"
+					  "interface='" GB_IFACE_WATCH "'", on_event, &watched), 0);
+	ck_assert_int_ge(gb_request(bob, "button-ctl", "button", "input", -1, "both", false, &path,
+				    &err), 0);
+	watch(alice, "button");
+	for (int i = 1; i <= 2; i++) {
+		edge(level = !level);
+		ck_assert(gb_bus_wait_count(bob, &req.n, i, 5000));
+		ck_assert(gb_bus_wait_count(alice, &watched.n, i, 5000));
+	}
+
+	ck_assert_int_eq(truncate(STATE_DIR "/request-1.mark", 0), 0);
+	ck_assert_int_eq(truncate(STATE_DIR "/watch-1.mark", 0), 0);
+	for (int i = 3; i <= 6; i++) {
+		edge(level = !level);
+		ck_assert_msg(gb_bus_wait_count(bob, &req.n, i, 5000),
+			      "request event %d never came", i);
+		ck_assert_msg(gb_bus_wait_count(alice, &watched.n, i, 5000),
+			      "watch event %d never came", i);
+	}
+	ck_assert_int_eq(kill(broker, 0), 0);
+	ck_assert_msg(wait_log("event mark " STATE_DIR "/request-1.mark shrank under the broker"),
+		      "no log line about the request's mark");
+	ck_assert_msg(wait_log("event mark " STATE_DIR "/watch-1.mark shrank under the broker"),
+		      "no log line about the watch's mark");
+	ck_assert_int_ne(access(STATE_DIR "/request-1.mark", F_OK), 0);
+	ck_assert_int_ne(access(STATE_DIR "/watch-1.mark", F_OK), 0);
+
+	/* Still serving: values, and a new request with a mark of its own. */
+	ck_assert_int_eq(gb_get_value(bob, path, 0, &err), level);
+	free(path);
+	ck_assert_int_ge(gb_request(bob, "relay-ctl", "relay", "output", 1, NULL, false, &path,
+				    &err), 0);
+	ck_assert_int_eq(gb_sim_get_value(sim, 0), 1);
+	ck_assert_int_eq(access(STATE_DIR "/request-2.mark", F_OK), 0);
+	free(path);
+	gb_close(bob);
+	gb_close(alice);
+	ck_assert_int_eq(gb_broker_stop(broker), 0);
+	broker = 0;
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("statedir");
@@ -425,5 +521,6 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_planted_marks_refused);
 	tcase_add_test(tc, test_dir_made_unsafe_while_running);
 	tcase_add_test(tc, test_default_dir_unsafe_not_read);
+	tcase_add_test(tc, test_truncated_mark);
 	return gb_run_suite(s);
 }
