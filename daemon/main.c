@@ -64,7 +64,8 @@ static void help(void)
 	       "     --dev-dir=DIR       where gpiochip device nodes appear (default /dev)\n"
 	       "     --policy-dir=DIR    policy files (default %s)\n"
 	       "     --state-dir=DIR     keep request state here for a restart (default\n"
-	       "                         $RUNTIME_DIRECTORY, else /run/gpiod-broker)\n"
+	       "                         $RUNTIME_DIRECTORY, else /run/gpiod-broker); it must be\n"
+	       "                         the broker's user's or root's, not group/other-writable\n"
 	       "     --max-requests-per-client=N  managed requests one connection may hold (default %u)\n"
 	       "     --max-lines-per-client=N     lines in them (default %u)\n"
 	       "     --max-persistent-per-uid=N   persistent requests one uid may hold (default %u)\n"
@@ -486,8 +487,10 @@ static int broker_run(Broker *b)
 	int r;
 
 	r = manager_init(b, arg_state_dir);
-	if (r < 0)
+	if (r == -ENOMEM)
 		return log_error_errno(r, "out of memory");
+	if (r < 0)
+		return r; /* the state directory was refused, and said why */
 
 	/* Not sd_event_default(): the default loop checks its thread with gettid() at
 	 * every iteration, a system call on the way of every call to the broker. The
@@ -509,6 +512,9 @@ static int broker_run(Broker *b)
 	r = loop_new(b->event, &b->loop);
 	if (r < 0)
 		return log_error_errno(r, "cannot create event loop: %m");
+	r = state_guard_marks(&b->state, b->event);
+	if (r < 0)
+		return log_error_errno(r, "cannot guard the event marks: %m");
 
 	/* Under systemd with WatchdogSec=, the loop itself sends WATCHDOG=1: a hung
 	 * loop stops the pings and gets the service restarted. */
@@ -589,6 +595,8 @@ int main(int argc, char **argv)
 	r = broker_run(&b);
 	sd_notify(0, "STOPPING=1");
 	manager_done(&b);
+	/* After every object, and so every mark, is gone. */
+	state_unguard_marks(&b.state);
 	b.loop = loop_free(b.loop);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

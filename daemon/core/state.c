@@ -5,11 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -18,12 +16,70 @@
 #include "macro.h"
 
 #define DEFAULT_STATE_DIR "/run/gpiod-broker"
+/* A record is a few hundred bytes; 1 MiB is damage, not a record. */
+#define RECORD_MAX (1024 * 1024)
+
+/* Whoever can write here decides what the next broker drives: the rule of policy
+ * files, with the broker's own user beside root. NULL if @p st is safe, else what
+ * it must be and what it is, in @p buf. */
+static const char *unsafe_reason(const struct stat *st, char *buf, size_t size)
+{
+	uid_t me = geteuid();
+	int n;
+
+	if ((st->st_uid == me || st->st_uid == 0) && !(st->st_mode & (S_IWGRP | S_IWOTH)))
+		return NULL;
+	if (me)
+		n = snprintf(buf, size, "must be owned by uid %u (the broker's) or root",
+			     (unsigned)me);
+	else
+		n = snprintf(buf, size, "must be owned by root");
+	snprintf(buf + n, size - n, " and not writable by group or others (is uid %u, mode %04o)",
+		 (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777));
+	return buf;
+}
+
+/* The directory is opened once and every file is reached through that fd: what
+ * was checked is what is used, whatever happens to the path later. */
+static int open_dir(State *s)
+{
+	char why[160];
+	struct stat st;
+	int fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		/* Nothing to read; writes fail, each logged. */
+		if (errno != ENOENT || s->record)
+			log_full_errno(s->record ? LOG_WARNING : LOG_DEBUG, errno,
+				       "cannot open state directory %s: %m", s->dir);
+		return 0;
+	}
+	if (fstat(fd, &st) < 0) {
+		log_warning_errno(errno, "cannot check state directory %s: %m", s->dir);
+		close(fd);
+		return 0;
+	}
+	if (unsafe_reason(&st, why, sizeof(why))) {
+		close(fd);
+		/* Not asked to record (run by hand): the directory is left alone. */
+		if (!s->record) {
+			log_warning("not reading state directory %s: %s", s->dir, why);
+			return 0;
+		}
+		log_error("refusing state directory %s: %s", s->dir, why);
+		return -EPERM;
+	}
+	s->dfd = fd;
+	return 0;
+}
 
 int state_init(State *s, const char *dir)
 {
 	const char *ns = getenv("NOTIFY_SOCKET");
 	const char *d = dir;
+	int r;
 
+	s->dfd = -1;
 	s->fdstore = ns && *ns;
 	if (!d) {
 		const char *rd = getenv("RUNTIME_DIRECTORY");
@@ -43,6 +99,9 @@ int state_init(State *s, const char *dir)
 	s->record = s->fdstore || dir;
 	if (s->record && mkdir(s->dir, 0700) < 0 && errno != EEXIST)
 		log_warning_errno(errno, "cannot create state directory %s: %m", s->dir);
+	r = open_dir(s);
+	if (r < 0)
+		return r;
 	log_debug("state directory %s%s%s", s->dir, s->record ? ", recording" : "",
 		  s->fdstore ? ", fd store" : "");
 	return 0;
@@ -50,18 +109,105 @@ int state_init(State *s, const char *dir)
 
 void state_done(State *s)
 {
+	/* No dir: state_init() never ran, and dfd is not an fd of ours. */
+	if (s->dir && s->dfd >= 0)
+		close(s->dfd);
+	s->dfd = -1;
 	free(s->dir);
 	s->dir = NULL;
 }
 
-/* "request-<id>" or "watch-<id>"; ".<name>.tmp" while written; "<name>.mark" the mark. */
-static void record_path(const State *s, const char *kind, uint64_t id, const char *suffix,
-			char *buf, size_t size)
+int state_dir_check(State *s)
 {
-	if (strcmp(suffix, ".tmp") == 0)
-		snprintf(buf, size, "%s/.%s-%" PRIu64 ".tmp", s->dir, kind, id);
-	else
-		snprintf(buf, size, "%s/%s-%" PRIu64 "%s", s->dir, kind, id, suffix);
+	char why[160];
+	struct stat st;
+	const char *bad;
+
+	if (s->dfd < 0)
+		return -ENOENT;
+	if (fstat(s->dfd, &st) < 0)
+		return -errno;
+	bad = unsafe_reason(&st, why, sizeof(why));
+	/* Its owner or root changed it: lines go on being served, but nothing it says
+	 * can be trusted by the next broker, which would refuse it anyway. */
+	if (bad && !s->unsafe)
+		log_error("state directory %s became unsafe: %s; no state is written there "
+			  "until it is fixed: what is made meanwhile does not survive a restart, "
+			  "and a broker started now refuses the directory", s->dir, bad);
+	else if (!bad && s->unsafe)
+		log_notice("state directory %s is safe again: writing state there", s->dir);
+	s->unsafe = bad;
+	return bad ? -EPERM : 0;
+}
+
+static const char *type_name(mode_t mode)
+{
+	return S_ISDIR(mode) ? "directory" : S_ISFIFO(mode) ? "FIFO" :
+	       S_ISSOCK(mode) ? "socket" : S_ISLNK(mode) ? "symbolic link" :
+	       S_ISCHR(mode) || S_ISBLK(mode) ? "device" : "special file";
+}
+
+/* What is wrong with @p st as a file of ours of @p min to @p max bytes, or NULL. */
+static const char *file_refusal(const struct stat *st, long min, long max, char *buf, size_t size)
+{
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(buf, size, "not a regular file (a %s)", type_name(st->st_mode));
+		return buf;
+	}
+	if (unsafe_reason(st, buf, size))
+		return buf;
+	if (st->st_size < min || st->st_size > max) {
+		snprintf(buf, size, min == max ? "%lld bytes, not %ld" :
+			 "%lld bytes, more than %ld", (long long)st->st_size, max);
+		return buf;
+	}
+	return NULL;
+}
+
+int state_open_checked(State *s, const char *name, int flags, long min_size, long max_size,
+		       char *why, size_t size)
+{
+	struct stat st, now;
+	int fd, e;
+
+	if (s->dfd < 0)
+		return -ENOENT;
+	/* Looked at before it is opened: opening a FIFO or a device can block or do
+	 * something, and only a regular file is ever opened. */
+	if (fstatat(s->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		e = errno;
+		snprintf(why, size, "cannot look at it: %s", strerror(e));
+		return -e;
+	}
+	if (file_refusal(&st, min_size, max_size, why, size))
+		return -EPERM;
+	fd = openat(s->dfd, name, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		e = errno;
+		snprintf(why, size, "cannot open it: %s", strerror(e));
+		return -e;
+	}
+	if (fstat(fd, &now) < 0) {
+		e = errno;
+		snprintf(why, size, "cannot look at it: %s", strerror(e));
+		close(fd);
+		return -e;
+	}
+	if (now.st_ino != st.st_ino || now.st_dev != st.st_dev)
+		snprintf(why, size, "replaced while it was opened");
+	else if (!file_refusal(&now, min_size, max_size, why, size))
+		return fd;
+	close(fd);
+	return -EPERM;
+}
+
+/* "request-<id>" or "watch-<id>", then @p suffix (".mark"); ".<that>.tmp" while
+ * written, so that a crash leaves the old or the new version, never half of one. */
+void state_file_name(const char *kind, uint64_t id, const char *suffix, bool tmp, char *buf,
+		     size_t size)
+{
+	snprintf(buf, size, "%s%s-%" PRIu64 "%s%s", tmp ? "." : "", kind, id, suffix,
+		 tmp ? ".tmp" : "");
 }
 
 void state_remove_fd(State *s, uint64_t id, unsigned int k)
@@ -91,31 +237,37 @@ static int write_watch_record(FILE *f, const void *rec)
 static int write_file(State *s, const char *kind, uint64_t id,
 		      int (*write)(FILE *f, const void *rec), const void *rec)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
+	char name[64], tmp[64];
 	FILE *f;
 	int fd, e;
 
-	record_path(s, kind, id, "", path, sizeof(path));
-	record_path(s, kind, id, ".tmp", tmp, sizeof(tmp));
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	e = state_dir_check(s);
+	if (e < 0)
+		return e;
+	state_file_name(kind, id, "", false, name, sizeof(name));
+	state_file_name(kind, id, "", true, tmp, sizeof(tmp));
+	/* Left by a write cut short: gone, so that what is written is a new file of
+	 * ours, never one found there. */
+	(void)unlinkat(s->dfd, tmp, 0);
+	fd = openat(s->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
 	f = fdopen(fd, "w");
 	if (!f) {
 		e = -errno;
 		close(fd);
-		unlink(tmp);
+		unlinkat(s->dfd, tmp, 0);
 		return e;
 	}
 	e = write(f, rec);
 	if (e < 0) {
 		fclose(f);
-		unlink(tmp);
+		unlinkat(s->dfd, tmp, 0);
 		return e;
 	}
-	if (fclose(f) != 0 || rename(tmp, path) < 0) {
+	if (fclose(f) != 0 || renameat(s->dfd, tmp, s->dfd, name) < 0) {
 		e = -errno;
-		unlink(tmp);
+		unlinkat(s->dfd, tmp, 0);
 		return e;
 	}
 	return 0;
@@ -170,11 +322,11 @@ void state_update(State *s, const struct gb_record *rec, const char *what)
 
 static void unlink_file(State *s, const char *kind, uint64_t id, const char *suffix)
 {
-	char path[PATH_MAX];
+	char name[64];
 
-	record_path(s, kind, id, suffix, path, sizeof(path));
-	if (unlink(path) < 0 && errno != ENOENT)
-		log_warning_errno(errno, "cannot remove %s: %m", path);
+	state_file_name(kind, id, suffix, false, name, sizeof(name));
+	if (s->dfd >= 0 && unlinkat(s->dfd, name, 0) < 0 && errno != ENOENT)
+		log_warning_errno(errno, "cannot remove %s/%s: %m", s->dir, name);
 }
 
 void state_delete(State *s, uint64_t id)
@@ -286,11 +438,14 @@ int state_list(State *s, const char *kind, uint64_t **ret, size_t *n_ret)
 	_cleanup_free_ uint64_t *marks = NULL;
 	uint64_t *ids = NULL;
 	size_t n = 0, cap = 0, n_marks = 0, cap_marks = 0, klen = strlen(kind);
-	DIR *d = opendir(s->dir);
+	int fd = state_dir_check(s) < 0 ? -1 :
+		 openat(s->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 
-	if (!d && errno != ENOENT)
-		log_full_errno(s->record ? LOG_WARNING : LOG_DEBUG, errno,
-			       "cannot read state directory %s: %m", s->dir);
+	if (fd >= 0 && !d) {
+		log_warning_errno(errno, "cannot read state directory %s: %m", s->dir);
+		close(fd);
+	}
 	for (struct dirent *de; d && (de = readdir(d));) {
 		const char *name = de->d_name;
 		char num[24];
@@ -335,34 +490,43 @@ static int load_file(State *s, const char *kind, uint64_t id, void *rec,
 				  unsigned int *lineno, char *err, size_t errlen))
 {
 	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX], err[160];
+	char name[64], err[200];
 	const char *then = strcmp(kind, "request") == 0 ? "releasing" : "dropping";
 	unsigned int lineno;
 	size_t size = 0;
 	FILE *f;
-	int r;
+	int fd, r;
 
-	record_path(s, kind, id, "", path, sizeof(path));
-	f = fopen(path, "re");
-	if (!f)
-		return log_error_errno(errno, "state file %s: cannot open: %m", path);
-	/* A record is a few hundred bytes; 1 MiB is damage, not a record. */
-	text = malloc(1024 * 1024);
+	state_file_name(kind, id, "", false, name, sizeof(name));
+	fd = state_open_checked(s, name, O_RDONLY, 0, RECORD_MAX, err, sizeof(err));
+	if (fd < 0) {
+		/* Not the broker's own: what it says is not acted on, whoever it names. */
+		log_error("refusing state file %s/%s: %s; %s %s %" PRIu64, s->dir, name, err, then,
+			  kind, id);
+		return fd;
+	}
+	f = fdopen(fd, "re");
+	text = f ? malloc(RECORD_MAX) : NULL;
 	if (!text) {
-		fclose(f);
+		if (f)
+			fclose(f);
+		else
+			close(fd);
 		return -ENOMEM;
 	}
-	size = fread(text, 1, 1024 * 1024, f);
+	size = fread(text, 1, RECORD_MAX, f);
 	fclose(f);
 	r = parse(text, size, id, rec, &lineno, err, sizeof(err));
 	if (r == -EINVAL) {
 		if (lineno)
-			log_error("state file %s: line %u: %s; %s %s %" PRIu64, path, lineno, err,
-				  then, kind, id);
+			log_error("state file %s/%s: line %u: %s; %s %s %" PRIu64, s->dir, name,
+				  lineno, err, then, kind, id);
 		else
-			log_error("state file %s: %s; %s %s %" PRIu64, path, err, then, kind, id);
+			log_error("state file %s/%s: %s; %s %s %" PRIu64, s->dir, name, err, then,
+				  kind, id);
 	} else if (r < 0) {
-		log_error_errno(r, "state file %s: %m; %s %s %" PRIu64, path, then, kind, id);
+		log_error_errno(r, "state file %s/%s: %m; %s %s %" PRIu64, s->dir, name, then, kind,
+				id);
 	}
 	return r;
 }
@@ -408,48 +572,4 @@ void state_remove_watch(State *s, uint64_t id)
 int state_load_watch(State *s, uint64_t id, struct gb_watch_record *rec)
 {
 	return load_file(s, "watch", id, rec, parse_watch);
-}
-
-/* --- event marks ---------------------------------------------------------------- */
-
-struct gb_mark *state_mark_open(State *s, const char *kind, uint64_t id, bool *existed)
-{
-	char path[PATH_MAX];
-	struct gb_mark *m;
-	struct stat st;
-	int fd;
-
-	*existed = false;
-	if (!s->record)
-		return NULL;
-	record_path(s, kind, id, ".mark", path, sizeof(path));
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || fstat(fd, &st) < 0 ||
-	    ((size_t)st.st_size < sizeof(*m) && ftruncate(fd, sizeof(*m)) < 0)) {
-		log_warning_errno(errno, "%s: cannot keep its event mark: %m; events it was not "
-				  "sent when a broker dies are not counted", path);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED) {
-		log_warning_errno(errno, "%s: cannot map its event mark: %m", path);
-		return NULL;
-	}
-	if ((size_t)st.st_size >= sizeof(*m) && m->magic == GB_MARK_MAGIC) {
-		*existed = true;
-	} else {
-		memset(m, 0, sizeof(*m));
-		m->magic = GB_MARK_MAGIC;
-	}
-	return m;
-}
-
-struct gb_mark *state_mark_close(struct gb_mark *m)
-{
-	if (m)
-		munmap(m, sizeof(*m));
-	return NULL;
 }

@@ -22,6 +22,14 @@
  * Watches have records too (watch-<id>, no fds), and requests and watches an event
  * mark each (<kind>-<id>.mark, record.h): the last seqnos given and the losses not
  * yet reported, mapped shared so they are current when a broker dies.
+ * Whoever can write the state directory decides what the next broker drives, so
+ * it and every file in it must be the broker's (or root's) and writable by nobody
+ * else, as policy files must be root's: a directory found otherwise is refused at
+ * start, and while the broker runs it writes nothing there until it is safe again;
+ * a file found otherwise is refused (logged, deleted) and not used. Files are made
+ * O_EXCL and opened O_NOFOLLOW, all of them relative to the directory opened and
+ * checked at start. A mark that shrinks under the broker (state-mark.c) costs its
+ * counts, not the broker: the page is replaced and the loop told.
  * This module knows records and fds only, not requests: core/request.c calls it.
  */
 #ifndef GB_STATE_H
@@ -29,13 +37,17 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <systemd/sd-event.h>
 
 #include "record.h"
 
 typedef struct State {
-	char *dir;     /* where records are kept */
-	bool fdstore;  /* a service manager takes fds (NOTIFY_SOCKET) */
-	bool record;   /* write records (fd store, or --state-dir given) */
+	char *dir;       /* where records are kept */
+	int dfd;         /* that directory, opened and checked at start; -1: none */
+	bool fdstore;    /* a service manager takes fds (NOTIFY_SOCKET) */
+	bool record;     /* write records (fd store, or --state-dir given) */
+	bool unsafe;     /* the last check found the directory unsafe (logged) */
+	sd_event_source *shrunk; /* a mapped mark shrank (state_guard_marks) */
 } State;
 
 /** A file descriptor systemd passed in at start (LISTEN_FDS) that may be ours. */
@@ -54,11 +66,23 @@ typedef struct StatePassed {
 
 /**
  * Decide where records go: @p dir (--state-dir), else $RUNTIME_DIRECTORY, else
- * /run/gpiod-broker. Records are written only when a service manager takes fds
- * (NOTIFY_SOCKET) or @p dir was given. 0 or -ENOMEM.
+ * /run/gpiod-broker, and open it (made 0700 if missing). Records are written only
+ * when a service manager takes fds (NOTIFY_SOCKET) or @p dir was given. A
+ * directory that is not the broker's or root's, or that group or others can write,
+ * is refused: -EPERM, logged with its owner and mode, when recording; else it is
+ * not read (logged) and 0. 0, or -ENOMEM.
  */
 int state_init(State *s, const char *dir);
 void state_done(State *s);
+
+/**
+ * Recover from a mapped event mark that shrank under the broker (SIGBUS): the
+ * page is replaced by private memory, so the event path goes on, and @p e's loop
+ * logs which mark it was and deletes it. 0 or -errno. One State per process.
+ */
+int state_guard_marks(State *s, sd_event *e);
+/** Undo state_guard_marks(), once every mark is closed. */
+void state_unguard_marks(State *s);
 
 /**
  * Keep @p rec and its @p n_fds fds (one per chip, in order). True if both are
@@ -105,5 +129,20 @@ int state_load_watch(State *s, uint64_t id, struct gb_watch_record *rec);
 struct gb_mark *state_mark_open(State *s, const char *kind, uint64_t id, bool *existed);
 /** Unmap (the file stays; state_delete / state_remove_watch remove it). Returns NULL. */
 struct gb_mark *state_mark_close(struct gb_mark *m);
+
+/* For state.c and state-mark.c only. */
+/** The directory now: 0, or -EPERM if it became unsafe (a change is logged). */
+int state_dir_check(State *s);
+/**
+ * Open @p name in the directory for @p flags (O_NOFOLLOW and O_NONBLOCK added) and
+ * check it is a regular file of the broker's or root's that group and others cannot
+ * write, of @p min_size to @p max_size bytes. The fd, or -errno with what is wrong
+ * in @p why (-ENOENT: not there).
+ */
+int state_open_checked(State *s, const char *name, int flags, long min_size, long max_size,
+		       char *why, size_t size);
+/** "<kind>-<id><suffix>", or with @p tmp ".<kind>-<id><suffix>.tmp" (written, then renamed). */
+void state_file_name(const char *kind, uint64_t id, const char *suffix, bool tmp, char *buf,
+		     size_t size);
 
 #endif

@@ -111,6 +111,23 @@ static void apply_safe_without_fd(ReqChip *rc)
 	lreq_release(&k);
 }
 
+/* A record says what the policy said when it was written: where an entry covers a
+ * line today, the safe state it gets is that entry's. */
+static void take_policy_safe_states(Request *req)
+{
+	for (unsigned int i = 0; i < req->n_lines; i++) {
+		ReqLine *rl = &req->lines[i];
+		Chip *c = rl->rc->chip;
+		const struct gb_policy_entry *e;
+
+		if (!c || !c->gc || rl->offset >= c->num_lines)
+			continue;
+		e = line_policy_entry(&c->lines[rl->offset]);
+		if (e)
+			rl->safe_state = e->safe_state;
+	}
+}
+
 /* The owner the request had, if that connection is still on the bus. */
 static Client *find_owner(Broker *b, const Request *req, const char *owner_name)
 {
@@ -187,6 +204,7 @@ static void restore_one(Broker *b, uint64_t id, StatePassed *p)
 		state_delete(&b->state, id);
 		return;
 	}
+	take_policy_safe_states(req);
 	for (unsigned int k = 0; k < req->n_chips; k++) {
 		ReqChip *rc = &req->chips[k];
 		int fd = state_passed_take(p, id, k);

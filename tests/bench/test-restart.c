@@ -378,16 +378,18 @@ START_TEST(test_owner_died_while_down)
 }
 END_TEST
 
-START_TEST(test_no_store_releases_to_safe)
+/* A request made by a broker run by hand under @p first (records in --state-dir,
+ * no fd store), the broker killed, then one under the test's policy, whose safe
+ * state is "input": the line left driven is let go of as an input. */
+static void killed_without_store(const struct gb_broker_opts *first, const char *msg)
 {
 	sd_bus *alice, *root;
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	char *path = NULL;
 	bool out;
 
-	/* Run by hand (no NOTIFY_SOCKET), recording only to the --state-dir. */
 	ck_assert_int_eq(gb_broker_stop(broker), 0);
-	broker = gb_harness_start(h, &opts, false);
+	broker = gb_harness_start(h, first, false);
 	alice = gb_connect(UID_ALICE);
 	ck_assert_int_ge(gb_request(alice, "relay-ctl", "relay", "output", 1, NULL, true, &path, &err), 0);
 	ck_assert_int_eq(access(STATE_DIR "/request-1", F_OK), 0);
@@ -399,30 +401,26 @@ START_TEST(test_no_store_releases_to_safe)
 	ck_assert(out);
 	broker = gb_harness_start(h, &opts, false);
 	root = gb_connect(0);
-	/* Wait for the broker itself, then look: its state said "input when let go". */
+	/* Wait for the broker itself, then look. */
 	ck_assert_int_ge(gb_ping(root, &err), 0);
 	ck_assert(!request_exists(root, path));
 	ck_assert(!kernel_line(0, &out));
-	ck_assert_msg(!out, "a restart without the store did not apply the safe state");
+	ck_assert_msg(!out, "%s", msg);
 	ck_assert_int_ne(access(STATE_DIR "/request-1", F_OK), 0);
 	free(path);
 	gb_close(alice);
 	gb_close(root);
 }
+
+START_TEST(test_no_store_releases_to_safe)
+{
+	killed_without_store(&opts, "a restart without the store did not apply the safe state");
+}
 END_TEST
 
 static bool log_has(const char *needle)
 {
-	char buf[65536];
-	FILE *f = fopen(LOG_FILE, "re");
-	size_t n;
-
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return strstr(buf, needle) != NULL;
+	return gb_harness_log_has(h, needle);
 }
 
 START_TEST(test_corrupt_state)
@@ -510,6 +508,21 @@ START_TEST(test_denied_after_restart)
 	free(path);
 	gb_close(alice);
 	gb_close(root);
+}
+END_TEST
+
+/* The policy's safe state changed while the broker was down, with nothing in the fd
+ * store: the line the old broker left driven gets today's safe state, not the one
+ * its record gives (what the old policy said). */
+START_TEST(test_safe_state_changed_while_down)
+{
+	const struct gb_broker_opts high = {
+		.policy = GB_TEST_POLICY_OPEN "safe-state = output-high\n",
+		.args = GB_ARGS("--state-dir=" STATE_DIR),
+	};
+
+	killed_without_store(&high, "the record's safe state (output-high) was applied, not the "
+			     "policy's (input)");
 }
 END_TEST
 
@@ -1099,8 +1112,10 @@ int main(int argc, char **argv)
 					 test_corrupt_state, test_stop_job_releases,
 					 test_watch_subscriber_left_while_down, NULL };
 	/* What changed while the broker was down. */
-	const TTest *const changed[] = { test_denied_after_restart, test_chip_gone_while_down,
-					 test_part_of_request_lost, test_watch_denied_after_restart,
+	const TTest *const changed[] = { test_denied_after_restart,
+					 test_safe_state_changed_while_down,
+					 test_chip_gone_while_down, test_part_of_request_lost,
+					 test_watch_denied_after_restart,
 					 test_watch_chip_gone_not_restored, NULL };
 	Suite *s = suite_create("restart");
 	TCase *tc;

@@ -214,6 +214,21 @@ void gb_harness_set_log(struct gb_harness *h, const char *path)
 	h->log_path = path ? strdup(path) : NULL;
 }
 
+bool gb_harness_log_has(struct gb_harness *h, const char *needle)
+{
+	FILE *f = h->log_path ? fopen(h->log_path, "re") : NULL;
+	char *text = NULL;
+	size_t len = 0;
+	bool found;
+
+	if (!f)
+		return false;
+	found = getdelim(&text, &len, 0, f) >= 0 && strstr(text, needle);
+	free(text);
+	fclose(f);
+	return found;
+}
+
 /* Between fork and exec: only async-signal-safe calls. */
 static void child_setup(void *userdata)
 {

@@ -33,10 +33,12 @@ void gb_harness_free(struct gb_harness *h);
  * no fds), still waiting for the name.
  */
 pid_t gb_harness_start(struct gb_harness *h, const struct gb_broker_opts *opts, bool with_socket);
-/** Send the broker's stderr to @p path (appended) from the next start on; NULL: don't. */
 /** Handle each FDSTOREREMOVE=1 only @p ms later, as a busy systemd may. */
 void gb_harness_set_remove_delay(struct gb_harness *h, int ms);
+/** Send the broker's stderr to @p path (appended) from the next start on; NULL: don't. */
 void gb_harness_set_log(struct gb_harness *h, const char *path);
+/** Does the log of gb_harness_set_log() hold @p needle yet? */
+bool gb_harness_log_has(struct gb_harness *h, const char *needle);
 
 /** Number of fds in the store. */
 int gb_harness_n_fds(struct gb_harness *h);
