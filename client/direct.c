@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libgpiobroker's direct requests (direct-private.h): values and edges on the
- * kernel line fds the broker handed over, with the GPIO v2 uAPI.
+ * libgpiobroker's direct requests: values and edges on the kernel line fds the
+ * broker handed over, with the GPIO v2 uAPI. It knows the kernel and sd-bus, and
+ * none of the library's handles: an edge goes up to the function the request gave
+ * at gb_direct_open(), with its subscription.
  *
  * The fds are dups of the broker's: they share one open file description, so
  * nothing here changes its flags (O_NONBLOCK would change the broker's too). A
  * read is preceded by a zero-timeout poll() instead, so it never blocks.
  */
-#include "direct-private.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,7 +39,8 @@ struct line_fd {
 struct gb_direct_req {
 	struct gb_direct_conn *conn;
 	struct gb_direct_req *next;
-	struct gpiobroker_request *owner;
+	gb_direct_edge_fn on_edge;
+	struct gb_subscription *sub;
 	size_t n_fds;
 	struct line_fd *fds;
 	size_t n_lines;
@@ -173,9 +176,9 @@ static int read_entry(sd_bus_message *reply, struct line_fd *lf)
 	return 1;
 }
 
-int gb_direct_open(struct gb_direct_conn **connp, sd_bus *bus, const char *path,
-		   struct gpiobroker_request *owner, size_t n_lines, char *const *chips,
-		   const unsigned int *offsets, struct gb_direct_req **ret, sd_bus_error *e)
+int gb_direct_open(struct gb_direct_conn **connp, sd_bus *bus, const char *path, size_t n_lines,
+		   char *const *chips, const unsigned int *offsets, gb_direct_edge_fn on_edge,
+		   struct gb_subscription *sub, struct gb_direct_req **ret, sd_bus_error *e)
 {
 	struct gb_direct_conn *c = conn_get(connp);
 	sd_bus_message *reply = NULL;
@@ -204,7 +207,8 @@ int gb_direct_open(struct gb_direct_conn **connp, sd_bus *bus, const char *path,
 	if (!d)
 		return -ENOMEM;
 	d->conn = c;
-	d->owner = owner;
+	d->on_edge = on_edge;
+	d->sub = sub;
 	d->n_lines = n_lines;
 	d->fds = calloc(n_lines ? n_lines : 1, sizeof(*d->fds));
 	d->line_fd = calloc(n_lines ? n_lines : 1, sizeof(unsigned int));
@@ -217,8 +221,8 @@ int gb_direct_open(struct gb_direct_conn **connp, sd_bus *bus, const char *path,
 	d->next = c->reqs;
 	c->reqs = d;
 
-	r = sd_bus_call_method(bus, "org.gpiodbroker1", path, "org.gpiodbroker1.Request",
-			       "GetLineFds", e, &reply, "");
+	r = sd_bus_call_method(bus, GB_BUS_NAME, path, GB_IFACE_REQUEST, "GetLineFds", e, &reply,
+			       "");
 	if (r >= 0)
 		r = sd_bus_message_enter_container(reply, 'a', "(sauh)");
 	while (r >= 0 && d->n_fds < n_lines) {
@@ -280,12 +284,10 @@ void gb_direct_conn_free(struct gb_direct_conn *c)
 	free(c);
 }
 
-#define IDX(idx, i) ((idx) ? (idx)[i] : (unsigned int)(i))
-
 static bool indices_valid(const struct gb_direct_req *d, size_t n, const unsigned int idx[])
 {
 	for (size_t i = 0; i < n; i++)
-		if (IDX(idx, i) >= d->n_lines)
+		if (GB_IDX(idx, i) >= d->n_lines)
 			return false;
 	return true;
 }
@@ -299,15 +301,15 @@ int gb_direct_get(struct gb_direct_req *d, size_t n, const unsigned int idx[], i
 		struct gpio_v2_line_values v = { 0 };
 
 		for (size_t i = 0; i < n; i++)
-			if (d->line_fd[IDX(idx, i)] == k)
-				v.mask |= 1ull << d->line_bit[IDX(idx, i)];
+			if (d->line_fd[GB_IDX(idx, i)] == k)
+				v.mask |= 1ull << d->line_bit[GB_IDX(idx, i)];
 		if (!v.mask)
 			continue;
 		if (ioctl(d->fds[k].fd, GPIO_V2_LINE_GET_VALUES_IOCTL, &v) < 0)
 			return -errno;
 		for (size_t i = 0; i < n; i++)
-			if (d->line_fd[IDX(idx, i)] == k)
-				values[i] = !!(v.bits & (1ull << d->line_bit[IDX(idx, i)]));
+			if (d->line_fd[GB_IDX(idx, i)] == k)
+				values[i] = !!(v.bits & (1ull << d->line_bit[GB_IDX(idx, i)]));
 	}
 	return 0;
 }
@@ -322,8 +324,8 @@ int gb_direct_set(struct gb_direct_req *d, size_t n, const unsigned int idx[], c
 		struct gpio_v2_line_values v = { 0 };
 
 		for (size_t i = 0; i < n; i++)
-			if (d->line_fd[IDX(idx, i)] == k) {
-				uint64_t bit = 1ull << d->line_bit[IDX(idx, i)];
+			if (d->line_fd[GB_IDX(idx, i)] == k) {
+				uint64_t bit = 1ull << d->line_bit[GB_IDX(idx, i)];
 
 				v.mask |= bit;
 				if (values[i])
@@ -358,6 +360,8 @@ static int read_fd(struct line_fd *lf)
 	if (len < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 	for (size_t e = 0; e < (size_t)len / sizeof(ev[0]) && !d->dead; e++) {
+		bool rising = ev[e].id == GPIO_V2_LINE_EVENT_RISING_EDGE;
+		struct gpiobroker_event edge;
 		uint64_t lost = 0;
 		int index = -1;
 
@@ -372,9 +376,15 @@ static int read_fd(struct line_fd *lf)
 		if (index < 0)
 			continue;
 		n++;
-		if (!gb_direct_deliver_edge(d->owner, (unsigned int)index, ev[e].offset,
-					    ev[e].id == GPIO_V2_LINE_EVENT_RISING_EDGE,
-					    ev[e].timestamp_ns, ev[e].seqno, ev[e].line_seqno, lost))
+		/* Its seqno and lost count are the subscription's to give. */
+		edge = (struct gpiobroker_event){
+			.type = GPIOBROKER_EVENT_EDGE, .index = (unsigned int)index,
+			.offset = ev[e].offset,
+			.edge = rising ? GPIOBROKER_EDGE_RISING : GPIOBROKER_EDGE_FALLING,
+			.value = rising, .timestamp_ns = ev[e].timestamp_ns,
+			.global_seqno = ev[e].seqno, .line_seqno = ev[e].line_seqno,
+		};
+		if (!d->on_edge(d->sub, &edge, lost))
 			break;
 	}
 	return n;

@@ -40,8 +40,10 @@
  * | org.gpiodbroker1.Error.NotOutput           | EPERM      |
  * | org.gpiodbroker1.Error.ChipGone            | ENODEV     |
  * | org.gpiodbroker1.Error.PolicyInvalid       | EBADMSG    |
+ * | org.gpiodbroker1.Error.LimitsExceeded      | EDQUOT     |
  * | org.gpiodbroker1.Error.Failed              | EIO        |
  * | org.freedesktop.DBus.Error.UnknownObject   | ENOENT (e.g. a request already released) |
+ * | org.freedesktop.DBus.Error.UnknownMethod   | ENOENT (an older broker) |
  * | org.freedesktop.DBus.Error.ServiceUnknown, NameHasNoOwner | EHOSTDOWN (no broker on the bus) |
  * | anything else                              | what sd-bus maps it to, else EIO |
  *

@@ -85,7 +85,9 @@ check "Yocto LICENSE ($l) is the sources' set ($spdx_set)" test "$l" = "$spdx_se
 l=$(bbvar "$bb" 'LICENSE:${PN}')
 check "Yocto LICENSE:gpiod-broker $l is daemon/'s" test "$l" = "$(spdx_of "$top"/daemon/*.[ch])"
 l=$(bbvar "$bb" LICENSE:libgpiobroker)
-check "Yocto LICENSE:libgpiobroker $l is the library's" test "$l" = "$(spdx_of "$top/client/gpiobroker.c" "$top/client/gpiobroker.h")"
+# The library is every file of client/ but the CLI's.
+lib_spdx=$(cd "$top/client" && spdx_of $(ls -- *.[ch] | grep -v '^gpiobrokerctl\.c$'))
+check "Yocto LICENSE:libgpiobroker $l is the library's" test "$l" = "$lib_spdx"
 l=$(bbvar "$bb" LICENSE:gpiobrokerctl)
 check "Yocto LICENSE:gpiobrokerctl $l is the CLI's" test "$l" = "$(spdx_of "$top/client/gpiobrokerctl.c")"
 # Buildroot writes "-or-later" as "+" and may say which part has which.
