@@ -4,8 +4,9 @@
  * gpiomon, gpionotify) for lines held through gpiod-broker, with their option
  * letters and output, plus the broker's own notions: persistent requests, listing
  * and releasing requests, watching, status, waiting for the broker. Everything goes
- * through libgpiobroker, except reading the object tree (chips and lines), which is
- * plain sd-bus property reading. See gpiobrokerctl(1). The commands live in ctl/.
+ * through libgpiobroker, except reading the object tree, access and policy status,
+ * which is plain D-Bus property reading, all of it in ctl/bus.c. See
+ * gpiobrokerctl(1). The commands live in ctl/ (ctl.h says what is where).
  */
 #include <errno.h>
 #include <stdlib.h>
