@@ -45,6 +45,7 @@ enum {
 
 extern struct gpiobroker *B;
 extern const char *cur_cmd;  /* the command being run, for messages */
+extern bool cur_chip_opt;    /* whether it takes -c CHIP (for the hint of a chip given as a line) */
 
 /* --- parse.c: options, values, periods ------------------------------------------ */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -262,7 +263,7 @@ struct resolver {
 
 /* libgpiod's resolve_lines(): every argument to its line (FindLine; under -c,
  * offsets and names on that chip) or request. 0 or an exit code, the reason
- * printed (with "did you mean"). */
+ * printed (with "did you mean", or the -c hint for a chip given as a line). */
 int resolve_lines(int n, char **args, const struct line_opts *lo, unsigned int flags,
 		  struct resolver **out);
 struct resolver *resolver_free(struct resolver *res);
@@ -270,8 +271,8 @@ struct resolver *resolver_free(struct resolver *res);
 int resolver_load_tree(struct resolver *res, bool quiet);
 /* -c CHIP: a chip's name, number, label or /dev path; NULL if none (reported). */
 const struct chipinfo *resolve_chip(const struct tree *t, const char *arg);
-/* A line argument the broker does not know: the error, then "did you mean". Returns
- * the exit code. */
+/* A line argument the broker does not know: the error, then "did you mean" or the
+ * hint that it is a chip. Returns the exit code. */
 int fail_line(const char *line, int r);
 
 /* A request named by id or path, or the request holding a line (then *@index is

@@ -13,6 +13,7 @@
 #include "ctl.h"
 
 const char *cur_cmd = "gpiobrokerctl";
+bool cur_chip_opt;
 
 int usage_error(const char *fmt, ...)
 {

@@ -4,7 +4,8 @@
  * every LINE argument of a command to the line the broker means by it (an alias, a
  * line name, CHIP:OFFSET or a path; under -c CHIP an offset or a name on that chip),
  * or to a request (its id or path), before the command acts. What cannot be
- * resolved is said once, with the broker's words and "did you mean".
+ * resolved is said once, with the broker's words and "did you mean", or with the
+ * hint that a chip was given where a line is taken.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,12 +13,14 @@
 
 #include "ctl.h"
 
-/* A chip as -c takes it, without a word. */
-static const struct chipinfo *find_chip(const struct tree *t, const char *arg)
+/* A chip as -c takes it (with @numbers, also "0" for gpiochip0); nothing is printed. */
+static const struct chipinfo *find_chip(const struct tree *t, const char *arg, bool numbers)
 {
 	char want[128];
 
 	/* As the libgpiod tools: "0", "gpiochip0" and "/dev/gpiochip0" are one chip. */
+	if (is_number(arg) && !numbers)
+		return NULL;
 	if (is_number(arg))
 		snprintf(want, sizeof(want), "gpiochip%s", arg);
 	else if (strncmp(arg, "/dev/", 5) == 0)
@@ -35,7 +38,7 @@ static const struct chipinfo *find_chip(const struct tree *t, const char *arg)
 
 const struct chipinfo *resolve_chip(const struct tree *t, const char *arg)
 {
-	const struct chipinfo *ch = find_chip(t, arg);
+	const struct chipinfo *ch = find_chip(t, arg, true);
 	const char *names[64];
 	const char *best;
 	size_t n = 0;
@@ -54,6 +57,22 @@ const struct chipinfo *resolve_chip(const struct tree *t, const char *arg)
 		fprintf(stderr, "gpiobrokerctl: %s: no chip '%s' served by the broker "
 				"(gpiobrokerctl detect lists them)\n", cur_cmd, arg);
 	return NULL;
+}
+
+/* A chip given where a line is taken (gpioinfo gpiochip0): say how to give it. */
+static bool hint_chip(const struct tree *t, const char *line)
+{
+	const struct chipinfo *ch = find_chip(t, line, false);
+
+	if (!ch)
+		return false;
+	if (cur_chip_opt)
+		fprintf(stderr, "gpiobrokerctl: %s: %s is a chip, not a line: did you mean '-c %s'?\n",
+			cur_cmd, line, line);
+	else
+		fprintf(stderr, "gpiobrokerctl: %s: %s is a chip, not a line (gpiobrokerctl info -c %s "
+				"lists its lines)\n", cur_cmd, line, line);
+	return true;
 }
 
 /* A misspelt line name or alias: the broker's closest one. */
@@ -82,7 +101,8 @@ int fail_line(const char *line, int r)
 
 	if (ret != EX_NOTFOUND || bus_load_tree(&t, true) < 0)
 		return ret;
-	hint_name(&t, line);
+	if (!hint_chip(&t, line))
+		hint_name(&t, line);
 	tree_free(&t);
 	return ret;
 }

@@ -66,6 +66,15 @@ check "find: a misspelt line name is code 3" 3 "$rc"
 contains "... did you mean, from the broker's line names" "did you mean 'switch'?" "$out"
 run gb-alice get porch-lite
 contains "get: did you mean, from the policy's aliases" "did you mean 'porch-light'?" "$out"
+run gb-carol info "$chip"
+check "info CHIP (a chip where LINEs go, as gpioinfo gpiochip0): code 3" 3 "$rc"
+contains "... and the hint: -c CHIP" "gpiobrokerctl: info: $chip is a chip, not a line: did you mean '-c $chip'?" "$out"
+run gb-alice get gbcli
+contains "get LABEL: the same hint, for the chip's label" "gpiobrokerctl: get: gbcli is a chip, not a line: did you mean '-c gbcli'?" "$out"
+run gb-alice set "/dev/$chip=1"
+contains "set /dev/CHIP=1: the same hint" "/dev/$chip is a chip, not a line: did you mean '-c /dev/$chip'?" "$out"
+run gb-alice find "$chip"
+contains "find CHIP (find has no -c): where its lines are" "$chip is a chip, not a line (gpiobrokerctl info -c $chip lists its lines)" "$out"
 run gb-alice find --json switch
 check "find --json" "{\"chip\":\"$chip\",\"offset\":1,\"path\":\"/org/gpiodbroker1/chip/$chip/line1\"}" "$out"
 run gb-alice detect --json
