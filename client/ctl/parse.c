@@ -86,7 +86,8 @@ int opt_error(int c, char **argv, const struct option *opts)
 	size_t n = 0;
 
 	if (c == ':') {
-		if (optopt && optopt < 256)
+		/* Named as typed: a long option's optopt is its short letter, if it has one. */
+		if (optopt && optopt < 256 && strncmp(arg, "--", 2) != 0)
 			return usage_error("option -%c needs a value", optopt);
 		return usage_error("option %s needs a value", arg);
 	}

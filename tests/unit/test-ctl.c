@@ -210,6 +210,7 @@ START_TEST(test_opt_error)
 	char *unknown[] = { "get", "--frobnicate=3", NULL };
 	char *letter[] = { "get", "-x", NULL };
 	char *missing[] = { "get", "-c", NULL };
+	char *missing_long[] = { "get", "--hold-period", NULL };
 
 	cur_cmd = "get";
 	ck_assert_int_eq(CAPTURE_STDERR(run_getopt(3, misspelt, opts, "+:c:p:")), EX_USAGE);
@@ -222,6 +223,8 @@ START_TEST(test_opt_error)
 	ck_assert_ptr_nonnull(strstr(stderr_buf, "unknown option -x\n"));
 	ck_assert_int_eq(CAPTURE_STDERR(run_getopt(2, missing, opts, "+:c:p:")), EX_USAGE);
 	ck_assert_ptr_nonnull(strstr(stderr_buf, "option -c needs a value\n"));
+	ck_assert_int_eq(CAPTURE_STDERR(run_getopt(2, missing_long, opts, "+:c:p:")), EX_USAGE);
+	ck_assert_ptr_nonnull(strstr(stderr_buf, "option --hold-period needs a value\n"));
 }
 END_TEST
 
