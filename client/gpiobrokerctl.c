@@ -4,8 +4,9 @@
  * gpiomon, gpionotify) for lines held through gpiod-broker, with their option
  * letters and output, plus the broker's own notions: persistent requests, listing
  * and releasing requests, watching, status, waiting for the broker. Everything goes
- * through libgpiobroker, except reading the object tree (chips and lines), which is
- * plain sd-bus property reading. See gpiobrokerctl(1). The commands live in ctl/.
+ * through libgpiobroker, except reading the object tree, access and policy status,
+ * which is plain D-Bus property reading, all of it in ctl/bus.c. See
+ * gpiobrokerctl(1). The commands live in ctl/ (ctl.h says what is where).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,21 +33,22 @@ static const struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *usage, *help;
+	bool chip_opt; /* takes -c CHIP */
 } commands[] = {
-	{ "detect", cmd_detect, usage_detect, help_detect },
-	{ "info", cmd_info, usage_info, help_info },
-	{ "find", cmd_find, usage_find, help_find },
-	{ "status", cmd_status, usage_status, help_status },
-	{ "request", cmd_request, usage_request, help_request },
-	{ "requests", cmd_requests, usage_requests, help_requests },
-	{ "release", cmd_release, usage_release, help_release },
-	{ "get", cmd_get, usage_get, help_get },
-	{ "set", cmd_set, usage_set, help_set },
-	{ "reconfigure", cmd_reconfigure, usage_reconfigure, help_reconfigure },
-	{ "monitor", cmd_monitor, usage_monitor, help_monitor },
-	{ "watch", cmd_watch, usage_watch, help_watch },
-	{ "notify", cmd_notify, usage_notify, help_notify },
-	{ "wait", cmd_wait, usage_wait, help_wait },
+	{ "detect", cmd_detect, usage_detect, help_detect, false },
+	{ "info", cmd_info, usage_info, help_info, true },
+	{ "find", cmd_find, usage_find, help_find, false },
+	{ "status", cmd_status, usage_status, help_status, false },
+	{ "request", cmd_request, usage_request, help_request, true },
+	{ "requests", cmd_requests, usage_requests, help_requests, false },
+	{ "release", cmd_release, usage_release, help_release, false },
+	{ "get", cmd_get, usage_get, help_get, true },
+	{ "set", cmd_set, usage_set, help_set, true },
+	{ "reconfigure", cmd_reconfigure, usage_reconfigure, help_reconfigure, false },
+	{ "monitor", cmd_monitor, usage_monitor, help_monitor, true },
+	{ "watch", cmd_watch, usage_watch, help_watch, true },
+	{ "notify", cmd_notify, usage_notify, help_notify, true },
+	{ "wait", cmd_wait, usage_wait, help_wait, false },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -102,6 +104,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], cmd->name) != 0)
 			continue;
 		cur_cmd = cmd->name;
+		cur_chip_opt = cmd->chip_opt;
 		for (int a = i + 1; a < argc; a++) {
 			if (strcmp(argv[a], "--") == 0)
 				break;

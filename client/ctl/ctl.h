@@ -1,17 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gpiobrokerctl's pieces: common.c (errors, options, periods, the object tree,
- * "did you mean"), info.c (detect, info, find, status, notify), lines.c (request,
- * requests, release, get, set, reconfigure), monitor.c (monitor, watch, wait).
+ * gpiobrokerctl's pieces. Each verb is cut as libgpiod's tools are: options (parse
+ * the command line into a config), resolve (LINE arguments to lines and requests),
+ * act (the broker calls), print (text, or one JSON value).
+ *   parse.c    options, values, periods, "did you mean" (pure: host unit tests)
+ *   json.c     the JSON writer, over jansson (pure: host unit tests)
+ *   bus.c      every raw D-Bus read (the object tree, GetAccess, PolicyStatus, ...),
+ *              into the plain structs below; no verb calls sd-bus itself
+ *   resolve.c  the argument resolver: lines by alias, name, CHIP:OFFSET, path or
+ *              -c CHIP with offsets; requests by id or path
+ *   common.c   errors and exit codes, text output shared by verbs, the event loop
+ *   info.c     detect, info, find      status.c   status      notify.c   notify
+ *   lines.c    request, requests, release, reconfigure       values.c   get, set
+ *   monitor.c  monitor, watch, wait
  */
 #ifndef GB_CTL_H
 #define GB_CTL_H
 
 #include <getopt.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
 
 #include "gpiobroker.h"
 
@@ -33,26 +44,46 @@ enum {
 };
 
 extern struct gpiobroker *B;
-extern const char *cur_cmd; /* the command being run, for messages */
+extern const char *cur_cmd;  /* the command being run, for messages */
+extern bool cur_chip_opt;    /* whether it takes -c CHIP (for the hint of a chip given as a line) */
 
-/* --- errors -------------------------------------------------------------------- */
-int exit_of(int r);
-/* A failed broker call about @what (a user's argument or a verb): one line. */
-int fail(const char *what, int r);
-/* fail() for a line reference: adds "did you mean" from the broker's names. */
-int fail_line(const char *line, int r);
+/* --- parse.c: options, values, periods ------------------------------------------ */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Options of the libgpiod tools refused with a reason (the letter is not reused). */
+int refuse_opt(const char *opt, const char *why);
 /* The '?' or ':' of getopt_long, explained (with "did you mean"). */
 int opt_error(int c, char **argv, const struct option *opts);
-void not_running(void);
+/* The candidate closest to @word, if it is close enough to be what was meant. */
 const char *suggest(const char *word, const char *const *cands, size_t n);
-
-/* --- values, periods, settings --------------------------------------------------- */
 int pick(const char *arg, const char *const names[], int n);
+/* "0"/"1"/"active"/"inactive"/"on"/"off"/"high"/"low"/"true"/"false" -> 0/1, else -1. */
 int parse_value(const char *s);
 /* "10ms", "5s", "100us", "1.5s"; a bare number is in @bare_us units. -1 if bad. */
 int64_t parse_period(const char *s, uint64_t bare_us);
+/* A positive count; -1 if not one. */
 int parse_count(const char *s, unsigned long *out);
+/* LINE[=VALUE]: *@id the text before the "=" (malloc'd), *@value 0/1 or -1 without one.
+ * An "=" followed by a "/" belongs to a path. 0, EX_USAGE (reported) or EX_ERROR. */
+int parse_line_arg(const char *arg, char **id, int *value);
+/* @base, made an output driven to @value if @value is 0 or 1 (LINE=VALUE). */
+struct gpiobroker_line_settings with_value(const struct gpiobroker_line_settings *base, int value);
+/* A command taking only --json and @n_args arguments (0 or 1 LINE): *@json, 0 or an
+ * exit code; optind at the first argument. */
+int parse_json_only(int argc, char **argv, bool *json, int n_args);
+/* -n N: 1, or EX_USAGE (reported). */
+int count_opt(const char *arg, unsigned long *count);
+/* --idle-timeout P (a bare number is ms): 1, or EX_USAGE (reported). */
+int idle_opt(const char *arg, uint64_t *us);
+
+/* -c CHIP and --by-name, which every command taking LINEs has. */
+struct line_opts {
+	const char *chip_id;
+	bool by_name;
+};
+/* 1 if @c was one of them, else 0. */
+int line_opt(int c, const char *arg, struct line_opts *lo);
+/* A period as the libgpiod tools print one: "10ms", "1s", "15us". */
+const char *period_str(uint64_t us, char *buf, size_t size);
 
 /* Long option values above 255: long-only options. */
 enum {
@@ -90,10 +121,34 @@ enum {
 /* Parse one settings option into @s; 1 if it was one, 0 if not, EX_USAGE if bad
  * (reported). @given records that a setting was given. */
 int settings_opt(int c, const char *arg, struct gpiobroker_line_settings *s, bool *given);
-/* Options of the libgpiod tools refused with a reason (the letter is not reused). */
-int refuse_opt(const char *opt, const char *why);
 
-/* --- the object tree ----------------------------------------------------------- */
+/* Handles. */
+bool is_request_path(const char *s);
+bool is_number(const char *s);
+/* A request as given: its path, or its id (a bare number); NULL if neither. */
+char *request_ref(const char *arg);
+/* The short id of a request or watch path ("5"), or the path if it is not one. */
+const char *short_id(const char *path);
+
+/* --- json.c: the JSON writer --------------------------------------------------- */
+/* A JSON string of @s (NULL: ""); bytes that are not UTF-8 become U+FFFD (one per
+ * maximal ill-formed subsequence). NULL if out of memory: json_pack() and the
+ * helpers below then fail as a whole. */
+json_t *jstr(const char *s);
+/* jstr(), or null for NULL and "". */
+json_t *jstr_or_null(const char *s);
+/* An unsigned 64-bit count or timestamp. */
+json_t *ju64(uint64_t v);
+/* (*@obj)[@key] = @v and append @v to *@array, taking @v. If @v is NULL or memory
+ * runs out, the whole value is dropped: *@obj or *@array becomes NULL, which
+ * json_print() reports. */
+void jput(json_t **obj, const char *key, json_t *v);
+void jpush(json_t **array, json_t *v);
+/* @v on one line of stdout, compact, and freed. EX_OK, or EX_ERROR (reported) if @v
+ * is NULL: building it ran out of memory. */
+int json_print(json_t *v);
+
+/* --- bus.c: the broker's objects, read with plain D-Bus ----------------------------- */
 struct chipinfo {
 	char *path, *name, *label;
 	uint32_t num_lines;
@@ -107,6 +162,9 @@ struct lineinfo {
 	int used, active_low;
 };
 
+/* Whether a D-Bus error name says the broker is not on the bus. */
+bool bus_error_is_down(const char *name);
+
 struct tree {
 	struct chipinfo *chips;
 	size_t n_chips;
@@ -114,36 +172,150 @@ struct tree {
 	size_t n_lines;
 };
 
-/* Every chip and line; 0 or -errno (reported unless @quiet). */
-int load_tree(struct tree *t, bool quiet);
+/* Every chip and line (ObjectManager.GetManagedObjects), sorted; 0 or -errno
+ * (reported unless @quiet; -EHOSTDOWN if the broker is not on the bus). */
+int bus_load_tree(struct tree *t, bool quiet);
 void tree_free(struct tree *t);
 const struct chipinfo *tree_chip_by_path(const struct tree *t, const char *path);
-/* -c CHIP: a chip's name, number, label or /dev path; NULL if none (reported). */
-const struct chipinfo *resolve_chip(const struct tree *t, const char *arg);
-/* Line arguments under -c: bare offsets become CHIP:OFFSET; names must be on the
- * chip. Rewrites @args in place (new strings leak until exit: a CLI). 0 or exit code. */
-int chip_scope_lines(const char *chip_arg, bool by_name, int n, char **args);
+struct lineinfo *tree_line_by_path(const struct tree *t, const char *path);
+const struct lineinfo *tree_line_at(const struct tree *t, const char *chip, unsigned int offset);
+/* Whether a line's Request is a request (not "/"). */
+bool line_is_held(const struct lineinfo *l);
 
-/* --- handles ------------------------------------------------------------------- */
-bool is_request_path(const char *s);
-bool is_number(const char *s);
-/* A request as given: its path, or its id (a bare number); NULL if neither. */
-char *request_ref(const char *arg);
-/* The short id of a request or watch path ("5"), or the path if it is not one. */
-const char *short_id(const char *path);
-int get_path_prop(const char *path, const char *iface, const char *prop, char **out);
+/* One line's properties (Properties.GetAll); 0 or -errno. Clear with lineinfo_clear(). */
+int bus_read_line(const char *path, struct lineinfo *l);
+void lineinfo_clear(struct lineinfo *l);
+/* A request's OwnerUid; 0 or -errno. */
+int bus_request_owner(const char *request_path, uint32_t *uid);
+/* Manager.Version; NULL if unknown. */
+char *bus_version(void);
+/* How many watch a line (Line.Watchers); 0 if unknown. */
+int bus_count_watchers(const char *line_path);
 
-/* --- JSON ------------------------------------------------------------------------- */
-void json_str(const char *s);
-void json_str_or_null(const char *s);
-void print_quoted(const char *s, bool unquoted);
-
-/* --- access ------------------------------------------------------------------------ */
+/* Manager.GetAccess for the caller. */
 struct access {
 	int known, may_use, persistent, direct, bypass;
 	char directions[128], edges[128], entry[512], reason[1024], error[256];
 };
-void get_access(const char *line_path, struct access *a);
+void bus_get_access(const char *line_path, struct access *a);
+
+/* Manager.PolicyStatus: its keys in the broker's order, each with a value of one
+ * of the types below (type 0: another, named by @signature). */
+struct status_value {
+	char *key, *str, *signature;
+	char type; /* 's' (also 'o'), 'b', 'u', 'i', 't', 'a' (as) */
+	bool b;
+	int64_t i;
+	uint64_t u;
+	char **strv;
+	size_t n_strv;
+};
+struct policy_status {
+	struct status_value *values;
+	size_t n;
+};
+/* 0, or -errno if the broker does not report it. */
+int bus_policy_status(struct policy_status *ps);
+void policy_status_clear(struct policy_status *ps);
+
+/* Until the broker owns its name: 1, or 0 when @timeout_us (-1: none) ran out;
+ * -errno (reported). */
+int bus_wait_broker(int64_t timeout_us);
+
+/* A line's PropertiesChanged, applied to its entry of the tree. */
+struct line_change {
+	struct lineinfo *line; /* as it is now */
+	int was_used;          /* Used before the signal */
+	int used;              /* Used in the signal; -1 if it did not carry it */
+	bool settings;         /* it carried direction, edges, bias, drive, clock, active-low
+				* or debounce */
+};
+typedef void (*line_change_fn)(const struct line_change *c, void *userdata);
+struct line_follow;
+/* Follow the lines of @t (kept current) in @loop; NULL (errno set) on failure. */
+struct line_follow *bus_follow_lines(sd_event *loop, struct tree *t, line_change_fn fn,
+				     void *userdata);
+struct line_follow *line_follow_free(struct line_follow *f);
+
+/* --- resolve.c: arguments to lines ------------------------------------------------- */
+enum {
+	RESOLVE_VALUES = 1 << 0,   /* LINE[=VALUE] */
+	RESOLVE_REQUESTS = 1 << 1, /* without -c, an ID or PATH names a request */
+};
+
+struct resolved_line {
+	char *id;          /* how the user named it (before any "=") */
+	char *ref;         /* what the broker is asked: CHIP:OFFSET under -c, else id */
+	char *request;     /* the request's path, when the argument names one (then no line) */
+	char *path;        /* the line object */
+	char *chip;        /* the chip's name */
+	unsigned int offset;
+	int value;         /* from =VALUE; -1 if none */
+};
+
+struct resolver {
+	const struct chipinfo *chip;  /* -c CHIP, in the tree */
+	struct tree tree;             /* loaded for -c, or by resolver_load_tree() */
+	bool tree_loaded;
+	int num_lines;
+	struct resolved_line lines[];
+};
+
+/* libgpiod's resolve_lines(): every argument to its line (FindLine; under -c,
+ * offsets and names on that chip) or request. 0 or an exit code, the reason
+ * printed (with "did you mean", or the -c hint for a chip given as a line). */
+int resolve_lines(int n, char **args, const struct line_opts *lo, unsigned int flags,
+		  struct resolver **out);
+struct resolver *resolver_free(struct resolver *res);
+/* The tree, loaded now if it was not; 0 or -errno (reported unless @quiet). */
+int resolver_load_tree(struct resolver *res, bool quiet);
+/* -c CHIP: a chip's name, number, label or /dev path; NULL if none (reported). */
+const struct chipinfo *resolve_chip(const struct tree *t, const char *arg);
+/* A line argument the broker does not know: the error, then "did you mean" or the
+ * hint that it is a chip. Returns the exit code. */
+int fail_line(const char *line, int r);
+
+/* A request named by id or path, or the request holding a line (then *@index is
+ * the line's index in it, else -1). 0 or an exit code (reported). */
+int open_target(const char *arg, struct gpiobroker_request **req, int *index);
+
+/* --- common.c: errors, shared output, the event loop --------------------------------- */
+int exit_of(int r);
+/* A failed broker call about @what (a user's argument or a verb): one line. */
+int fail(const char *what, int r);
+void not_running(void);
+/* A failed request of @lines: "persistent = no" in the policy gets its own advice. */
+int fail_request(int n, const char *const *lines, int r, bool persistent, const char *verb);
+
+void print_quoted(const char *s, bool unquoted);
+/* gpioinfo's attributes, then the broker's (alias, request). */
+void print_attrs(const struct lineinfo *l, bool unquoted);
+/* gpioinfo's name column: 16 wide, quoted unless @unquoted, "unnamed" never quoted. */
+void print_name_col(const struct lineinfo *l, bool unquoted);
+/* A timestamp as gpiomon prints it: 'S' seconds, 'U' UTC, 'L' local time. */
+void print_ts(uint64_t ns, char spec);
+/* A CLOCK_MONOTONIC time in ns as CLOCK_REALTIME, by the offset between them now. */
+uint64_t monotonic_to_realtime(uint64_t ns);
+/* -F FORMAT, one row: each %X goes to @spec (false if X is not one of its
+ * specifiers: printed as it is), %% is a percent sign. */
+void print_format(const char *fmt, bool (*spec)(char c, void *userdata), void *userdata);
+
+/* The event loop of monitor, watch and notify: SIGINT and SIGTERM end it cleanly
+ * (the lines are released, the output flushed), so do --timeout and --idle-timeout
+ * (exit code 0: it ran as asked). */
+struct evloop {
+	sd_event *loop;
+	sd_event_source *idle;
+	uint64_t idle_us;
+};
+/* 0 or -errno (reported). */
+int evloop_new(struct evloop *l, uint64_t timeout_us, uint64_t idle_us);
+/* An event came: --idle-timeout starts again. */
+void evloop_kick(struct evloop *l);
+void evloop_exit(struct evloop *l);
+/* 0 or -errno (reported). */
+int evloop_run(struct evloop *l);
+void evloop_free(struct evloop *l);
 
 /* --- commands --------------------------------------------------------------------- */
 #define DECL_CMD(n) int cmd_##n(int argc, char **argv); \
@@ -162,6 +334,5 @@ DECL_CMD(reconfigure);
 DECL_CMD(monitor);
 DECL_CMD(watch);
 DECL_CMD(wait);
-
 
 #endif

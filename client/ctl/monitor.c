@@ -2,260 +2,208 @@
 /* gpiobrokerctl: monitor, watch (edge events), wait (for the broker). */
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <systemd/sd-event.h>
 
 #include "ctl.h"
 
-struct monitor {
-	sd_event *loop;
-	char **names; /* per index: what the user called the line */
+/* What monitor and watch print, and for how long. */
+struct output_cfg {
+	struct line_opts lines;
 	bool json, quiet, unquoted;
-	const char *format; /* -F: gpiomon's specifiers */
-	char time_spec;     /* 'S' raw seconds, 'U' UTC, 'L' local time */
-	unsigned long left; /* 0: forever */
-	uint64_t idle_us;
-	sd_event_source *idle;
-	int status;
-	char **watch_names; /* watch: per watch, the user's name */
-	struct gpiobroker_watch **watches;
-	int n_watches;
-	struct tree t;
+	const char *format;   /* -F: gpiomon's specifiers */
+	char time_spec;       /* 'S' raw seconds, 'U' UTC, 'L' local time */
+	unsigned long count;  /* 0: forever */
+	uint64_t timeout_us, idle_us;
 };
 
-/* A timestamp as gpiomon prints it: raw seconds, or the value formatted as time. */
-static void print_ts(uint64_t ns, char spec)
-{
-	struct tm tm;
-	char buf[64];
-	time_t s = (time_t)(ns / 1000000000);
+struct monitor {
+	const struct output_cfg *cfg;
+	struct evloop ev;
+	struct resolver *res;
+	bool named;           /* the lines were requested here: res names them */
+	unsigned long left;
+	int status;
+	struct gpiobroker_watch **watches;
+	int n_watches;
+};
 
-	if (spec == 'S') {
-		printf("%" PRIu64 ".%09" PRIu64, ns / 1000000000, ns % 1000000000);
-		return;
+/* One event's line: how the user named it, its chip, its index (and watch's id). */
+struct event_line {
+	const char *name, *chip, *watch;
+	unsigned int index;
+};
+
+/* --- printing an event --------------------------------------------------------------- */
+
+static json_t *event_json(const struct gpiobroker_event *ev, const struct event_line *el,
+			  const char *edge)
+{
+	json_t *o = json_pack("{s:o,s:s,s:o,s:o,s:I,s:I}", "timestamp_ns",
+			      ju64(gpiobroker_event_get_timestamp_ns(ev)), "edge", edge, "line",
+			      jstr_or_null(el->name), "chip", jstr(el->chip), "offset",
+			      (json_int_t)gpiobroker_event_get_offset(ev), "index",
+			      (json_int_t)el->index);
+
+	if (el->watch)
+		jput(&o, "watch", jstr(el->watch));
+	jput(&o, "seqno", ju64(gpiobroker_event_get_seqno(ev)));
+	if (gpiobroker_event_is_initial(ev)) {
+		jput(&o, "value", json_integer(gpiobroker_event_get_value(ev)));
+	} else {
+		jput(&o, "global_seqno", ju64(gpiobroker_event_get_global_seqno(ev)));
+		jput(&o, "line_seqno", ju64(gpiobroker_event_get_line_seqno(ev)));
+		jput(&o, "lost", ju64(gpiobroker_event_get_lost(ev)));
 	}
-	if (spec == 'U')
-		gmtime_r(&s, &tm);
+	return o;
+}
+
+struct format_event {
+	struct monitor *mon;
+	const struct gpiobroker_event *ev;
+	const struct event_line *el;
+	const char *edge;
+};
+
+/* gpiomon's specifiers. */
+static bool event_spec(char c, void *userdata)
+{
+	const struct format_event *fe = userdata;
+	unsigned int off = gpiobroker_event_get_offset(fe->ev);
+	const struct lineinfo *l;
+
+	switch (c) {
+	case 'o':
+		printf("%u", off);
+		return true;
+	case 'l':
+		l = tree_line_at(&fe->mon->res->tree, fe->el->chip, off);
+		printf("%s", l && l->name && *l->name ? l->name : "unnamed");
+		return true;
+	case 'c':
+		printf("%s", fe->el->chip ? fe->el->chip : "?");
+		return true;
+	case 'e':
+		printf("%d", fe->edge[0] == 'r' ? 1 : 2);
+		return true;
+	case 'E':
+		printf("%s", fe->edge);
+		return true;
+	case 'S':
+	case 'U':
+	case 'L':
+		print_ts(gpiobroker_event_get_timestamp_ns(fe->ev), c);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void event_text(const struct monitor *mon, const struct gpiobroker_event *ev,
+		       const struct event_line *el, const char *edge)
+{
+	bool initial = gpiobroker_event_is_initial(ev);
+
+	if (!initial && gpiobroker_event_get_lost(ev))
+		printf("# %" PRIu64 " event(s) lost\n", gpiobroker_event_get_lost(ev));
+	print_ts(gpiobroker_event_get_timestamp_ns(ev), mon->cfg->time_spec);
+	printf("\t%s\t%s\t%s:%u\t", edge, el->name ? el->name : "-", el->chip ? el->chip : "?",
+	       gpiobroker_event_get_offset(ev));
+	if (initial)
+		printf("value=%d\n", gpiobroker_event_get_value(ev));
 	else
-		localtime_r(&s, &tm);
-	strftime(buf, sizeof(buf), "%FT%T", &tm);
-	printf("%s.%09" PRIu64 "%s", buf, ns % 1000000000, spec == 'U' ? "Z" : "");
+		printf("seqno=%" PRIu64 "\n", gpiobroker_event_get_seqno(ev));
 }
 
-/* The kernel's name of a line, for %l. */
-static const char *kernel_name(struct monitor *mon, const char *chip, unsigned int off)
-{
-	for (size_t i = 0; i < mon->t.n_lines; i++) {
-		const struct chipinfo *ch = tree_chip_by_path(&mon->t, mon->t.lines[i].chip);
-
-		if (ch && chip && strcmp(ch->name, chip) == 0 && mon->t.lines[i].offset == off)
-			return mon->t.lines[i].name && *mon->t.lines[i].name ? mon->t.lines[i].name :
-										 "unnamed";
-	}
-	return "unnamed";
-}
-
-static void reset_idle(struct monitor *mon);
-
-/* One event of @p chip:@p offset (index @p idx, called @p name by the user), in
- * the chosen format; the initial state is a line of its own, not counted. */
-static void print_event(struct monitor *mon, const struct gpiobroker_event *ev, const char *name,
-			const char *chip, unsigned int idx, const char *watch)
+/* The chip gone, the request revoked, the broker gone: said, and the end. */
+static void event_end(struct monitor *mon, const struct gpiobroker_event *ev)
 {
 	enum gpiobroker_event_type type = gpiobroker_event_get_type(ev);
-	uint64_t ts = gpiobroker_event_get_timestamp_ns(ev);
+	const char *detail = gpiobroker_event_get_detail(ev);
+
+	if (type == GPIOBROKER_EVENT_CHIP_GONE)
+		fprintf(stderr, "gpiobrokerctl: %s: chip %s was unplugged\n", cur_cmd, detail);
+	else if (type == GPIOBROKER_EVENT_REVOKED)
+		fprintf(stderr, "gpiobrokerctl: %s: request revoked: %s\n", cur_cmd, detail);
+	else
+		fprintf(stderr, "gpiobrokerctl: %s: gpiod-broker left the bus\n", cur_cmd);
+	mon->status = EX_ERROR;
+	evloop_exit(&mon->ev);
+}
+
+/* One event in the chosen form; the initial state is a row of its own, not counted. */
+static void print_event(struct monitor *mon, const struct gpiobroker_event *ev,
+			const struct event_line *el)
+{
 	bool initial = gpiobroker_event_is_initial(ev);
-	unsigned int off = gpiobroker_event_get_offset(ev);
 	const char *edge;
 
-	if (type != GPIOBROKER_EVENT_EDGE && !initial) {
-		const char *detail = gpiobroker_event_get_detail(ev);
-
-		if (type == GPIOBROKER_EVENT_CHIP_GONE)
-			fprintf(stderr, "gpiobrokerctl: %s: chip %s was unplugged\n", cur_cmd, detail);
-		else if (type == GPIOBROKER_EVENT_REVOKED)
-			fprintf(stderr, "gpiobrokerctl: %s: request revoked: %s\n", cur_cmd, detail);
-		else
-			fprintf(stderr, "gpiobrokerctl: %s: gpiod-broker left the bus\n", cur_cmd);
-		mon->status = EX_ERROR;
-		sd_event_exit(mon->loop, 0);
+	if (gpiobroker_event_get_type(ev) != GPIOBROKER_EVENT_EDGE && !initial) {
+		event_end(mon, ev);
 		return;
 	}
 	if (!initial)
-		reset_idle(mon);
+		evloop_kick(&mon->ev);
 	edge = initial ? "initial" :
 	       gpiobroker_event_get_edge(ev) == GPIOBROKER_EDGE_RISING ? "rising" : "falling";
-	if (mon->quiet) {
+	if (mon->cfg->quiet) {
 		/* counted only */
-	} else if (mon->json) {
-		printf("{\"timestamp_ns\":%" PRIu64 ",\"edge\":\"%s\",\"line\":", ts, edge);
-		json_str_or_null(name);
-		printf(",\"chip\":");
-		json_str(chip ? chip : "");
-		printf(",\"offset\":%u,\"index\":%u,", off, idx);
-		if (watch) {
-			printf("\"watch\":");
-			json_str(watch);
-			putchar(',');
-		}
-		printf("\"seqno\":%" PRIu64, gpiobroker_event_get_seqno(ev));
-		if (initial)
-			printf(",\"value\":%d}\n", gpiobroker_event_get_value(ev));
-		else
-			printf(",\"global_seqno\":%" PRIu64 ",\"line_seqno\":%" PRIu64 ",\"lost\":%" PRIu64
-			       "}\n", gpiobroker_event_get_global_seqno(ev),
-			       gpiobroker_event_get_line_seqno(ev), gpiobroker_event_get_lost(ev));
-	} else if (mon->format) {
-		if (initial)
-			goto counted; /* gpiomon's formats have edges only */
-		for (const char *f = mon->format; *f; f++) {
-			if (*f != '%' || !f[1]) {
-				putchar(*f);
-				continue;
-			}
-			switch (*++f) {
-			case 'o': printf("%u", off); break;
-			case 'l': printf("%s", kernel_name(mon, chip, off)); break;
-			case 'c': printf("%s", chip ? chip : "?"); break;
-			case 'e': printf("%d", edge[0] == 'r' ? 1 : 2); break;
-			case 'E': printf("%s", edge); break;
-			case 'S': case 'U': case 'L': print_ts(ts, *f); break;
-			case '%': putchar('%'); break;
-			default: putchar('%'); putchar(*f); break;
-			}
-		}
-		putchar('\n');
-	} else {
-		if (!initial && gpiobroker_event_get_lost(ev))
-			printf("# %" PRIu64 " event(s) lost\n", gpiobroker_event_get_lost(ev));
-		print_ts(ts, mon->time_spec);
-		printf("\t%s\t%s\t%s:%u\t", edge, name ? name : "-", chip ? chip : "?", off);
-		if (initial)
-			printf("value=%d\n", gpiobroker_event_get_value(ev));
-		else
-			printf("seqno=%" PRIu64 "\n", gpiobroker_event_get_seqno(ev));
+	} else if (mon->cfg->json) {
+		if (json_print(event_json(ev, el, edge)))
+			mon->status = EX_ERROR;
+	} else if (mon->cfg->format && !initial) { /* gpiomon's formats have edges only */
+		struct format_event fe = { mon, ev, el, edge };
+
+		print_format(mon->cfg->format, event_spec, &fe);
+	} else if (!mon->cfg->format) {
+		event_text(mon, ev, el, edge);
 	}
 	fflush(stdout);
-counted:
 	if (!initial && mon->left && --mon->left == 0)
-		sd_event_exit(mon->loop, 0);
+		evloop_exit(&mon->ev);
 }
 
-static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event *ev, void *userdata)
-{
-	struct monitor *mon = userdata;
-	unsigned int idx = gpiobroker_event_get_index(ev);
+/* --- options monitor and watch share ---------------------------------------------------- */
 
-	print_event(mon, ev, mon->names ? mon->names[idx] : NULL,
-		    gpiobroker_request_get_chip(req, idx), idx, NULL);
-}
-
-/* --timeout and --idle-timeout: the command ran as long as asked; exit 0. */
-static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct monitor *mon = userdata;
-
-	return sd_event_exit(mon->loop, 0);
-}
-
-static void reset_idle(struct monitor *mon)
-{
-	uint64_t now;
-
-	if (!mon->idle_us || !mon->loop)
-		return;
-	sd_event_now(mon->loop, CLOCK_MONOTONIC, &now);
-	if (mon->idle) {
-		sd_event_source_set_time(mon->idle, now + mon->idle_us);
-		sd_event_source_set_enabled(mon->idle, SD_EVENT_ONESHOT);
-	} else {
-		sd_event_add_time(mon->loop, &mon->idle, CLOCK_MONOTONIC, now + mon->idle_us, 0,
-				  on_timeout, mon);
-	}
-}
-
-/* The event loop of monitor and watch: the library attached, SIGINT/SIGTERM end
- * it cleanly (so requests are released and the output flushed; sd-event wants the
- * signals blocked), --timeout and --idle-timeout. 0 or -errno, reported. */
-static int monitor_loop_new(struct monitor *mon, uint64_t timeout_us)
-{
-	sigset_t mask;
-	int r = sd_event_new(&mon->loop);
-
-	if (r >= 0)
-		r = gpiobroker_attach_event(B, mon->loop, 0);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	if (r >= 0)
-		r = sd_event_add_signal(mon->loop, NULL, SIGINT, NULL, NULL);
-	if (r >= 0)
-		r = sd_event_add_signal(mon->loop, NULL, SIGTERM, NULL, NULL);
-	if (r >= 0 && timeout_us > 0) {
-		uint64_t now;
-
-		sd_event_now(mon->loop, CLOCK_MONOTONIC, &now);
-		r = sd_event_add_time(mon->loop, NULL, CLOCK_MONOTONIC, now + timeout_us, 0,
-				      on_timeout, mon);
-	}
-	if (r >= 0)
-		reset_idle(mon);
-	if (r < 0)
-		fprintf(stderr, "gpiobrokerctl: %s: event loop: %s\n", cur_cmd, strerror(-r));
-	return r;
-}
-
-/* Options monitor and watch share; 1 if @c was one, 0 if not, else an exit code. */
-static int output_opt(int c, const char *arg, struct monitor *mon, uint64_t *timeout_us)
+/* 1 if @c was one, 0 if not, else an exit code. */
+static int output_opt(int c, const char *arg, struct output_cfg *cfg)
 {
 	int64_t p;
 
+	if (line_opt(c, arg, &cfg->lines))
+		return 1;
 	switch (c) {
 	case 'n':
-		if (parse_count(arg, &mon->left) < 0)
-			return usage_error("bad number of events '%s' (a positive integer)", arg);
-		return 1;
+		return count_opt(arg, &cfg->count);
 	case 't':
 		/* A bare number is seconds here (gpiobrokerctl's own option since 1.0). */
 		p = parse_period(arg, 1000000);
 		if (p <= 0)
 			return usage_error("bad timeout '%s' (a period: 5s, 500ms; bare number: seconds)",
 					   arg);
-		*timeout_us = (uint64_t)p;
+		cfg->timeout_us = (uint64_t)p;
 		return 1;
 	case OPT_IDLE:
-		p = parse_period(arg, 1000);
-		if (p <= 0)
-			return usage_error("bad idle timeout '%s' (a period: 10ms, 5s; bare number: ms)",
-					   arg);
-		mon->idle_us = (uint64_t)p;
-		return 1;
+		return idle_opt(arg, &cfg->idle_us);
 	case 'F':
 		/* "text" and "json" kept their meaning from before -F took gpiomon's formats. */
 		if (strcmp(arg, "json") == 0)
-			mon->json = true;
+			cfg->json = true;
 		else if (strcmp(arg, "text") != 0)
-			mon->format = arg;
+			cfg->format = arg;
 		return 1;
 	case OPT_JSON:
-		mon->json = true;
+		cfg->json = true;
 		return 1;
 	case 'q':
-		mon->quiet = true;
+		cfg->quiet = true;
 		return 1;
 	case OPT_UNQUOTED:
-		mon->unquoted = true;
+		cfg->unquoted = true;
 		return 1;
 	case OPT_UTC:
-		mon->time_spec = 'U';
-		return 1;
 	case OPT_LOCALTIME:
-		mon->time_spec = 'L';
+		cfg->time_spec = c == OPT_UTC ? 'U' : 'L';
 		return 1;
 	case 's':
 		return refuse_opt("-s/--strict", "the broker resolves every line reference to one line");
@@ -296,6 +244,28 @@ static int output_opt(int c, const char *arg, struct monitor *mon, uint64_t *tim
 	"      --utc, --localtime   timestamps as UTC or local time\n" \
 	"  -c, --chip CHIP          LINEs on this chip; bare numbers are offsets\n"
 
+/* The loop both run in; 0 or an exit code. The tree is read for -F's %l. */
+static int monitor_start(struct monitor *mon, const struct output_cfg *cfg)
+{
+	mon->cfg = cfg;
+	mon->left = cfg->count;
+	if (cfg->format)
+		resolver_load_tree(mon->res, true);
+	if (evloop_new(&mon->ev, cfg->timeout_us, cfg->idle_us) < 0 ||
+	    gpiobroker_attach_event(B, mon->ev.loop, 0) < 0)
+		return EX_ERROR;
+	return 0;
+}
+
+static void monitor_stop(struct monitor *mon)
+{
+	gpiobroker_detach_event(B);
+	evloop_free(&mon->ev);
+	resolver_free(mon->res);
+}
+
+/* --- monitor ---------------------------------------------------------------------------- */
+
 const char usage_monitor[] =
 	"gpiobrokerctl monitor [-n N] [-t P] [--idle-timeout P] [-F FORMAT] [--json] [SETTINGS] "
 	"LINE...|ID|PATH";
@@ -312,7 +282,13 @@ const char help_monitor[] =
 	"  -C, --consumer NAME      consumer name (default: gpiobrokerctl-monitor);\n"
 	"                           --label is the same\n" SETTINGS_HELP;
 
-int cmd_monitor(int argc, char **argv)
+struct monitor_cfg {
+	struct output_cfg out;
+	struct gpiobroker_line_settings base;
+	const char *label;
+};
+
+static int monitor_options(int argc, char **argv, struct monitor_cfg *cfg)
 {
 	static const struct option opts[] = {
 		OUTPUT_OPTS,
@@ -321,109 +297,109 @@ int cmd_monitor(int argc, char **argv)
 		SETTINGS_OPTS,
 		{ 0 }
 	};
-	struct gpiobroker_line_settings base, *s = NULL;
-	struct monitor mon = { .status = EX_OK, .time_spec = 'S' };
-	struct gpiobroker_request *req = NULL;
-	const char *label = "gpiobrokerctl-monitor", *chip_arg = NULL;
-	bool by_name = false;
-	uint64_t timeout = 0;
-	char *ref;
-	int c, r, n;
+	int c, r;
 
-	gpiobroker_line_settings_init(&base);
-	base.direction = GPIOBROKER_DIRECTION_INPUT;
-	base.edge = GPIOBROKER_EDGE_BOTH;
 	while ((c = getopt_long(argc, argv, "+:n:t:F:qsc:C:" SETTINGS_LETTERS, opts, NULL)) != -1) {
 		if (c == 'C') {
-			label = optarg;
-			continue;
-		}
-		if (c == 'c') {
-			chip_arg = optarg;
-			continue;
-		}
-		if (c == OPT_BY_NAME) {
-			by_name = true;
+			cfg->label = optarg;
 			continue;
 		}
 		if (c == 'o')
 			return usage_error("monitor requests inputs: -o/--output does not apply");
-		if ((r = output_opt(c, optarg, &mon, &timeout)) == 1)
-			continue;
-		if (r)
-			return r;
-		if ((r = settings_opt(c, optarg, &base, NULL)) != 1)
+		r = output_opt(c, optarg, &cfg->out);
+		if (r == 0)
+			r = settings_opt(c, optarg, &cfg->base, NULL);
+		if (r != 1)
 			return r ? r : opt_error(c, argv, opts);
 	}
-	n = argc - optind;
-	if (n < 1)
+	if (optind >= argc)
 		return usage_error("no LINE given");
-	if (chip_arg && (r = chip_scope_lines(chip_arg, by_name, n, argv + optind)))
-		return r;
-	if (mon.format && load_tree(&mon.t, true) < 0)
-		memset(&mon.t, 0, sizeof(mon.t));
-	if (!chip_arg && (ref = request_ref(argv[optind]))) {
-		if (n != 1) {
-			free(ref);
-			return usage_error("one request (ID or PATH) only");
-		}
-		req = gpiobroker_request_open(B, ref);
-		r = -errno;
+	for (int i = optind; !cfg->out.lines.chip_id && argc - optind > 1 && i < argc; i++) {
+		char *ref = request_ref(argv[i]);
+
 		free(ref);
-		if (!req)
-			return fail(argv[optind], r);
-	} else {
-		s = calloc(n, sizeof(*s));
-		if (!s)
-			return EX_ERROR;
-		for (int i = 0; i < n; i++)
-			s[i] = base;
-		req = gpiobroker_request_array(B, n, (const char *const *)argv + optind, s, label, 0);
-		r = -errno;
-		free(s);
-		if (!req)
-			return n == 1 ? fail_line(argv[optind], r) : fail("monitor", r);
-		mon.names = argv + optind;
+		if (ref)
+			return usage_error("one request (ID or PATH) only");
 	}
-	if (monitor_loop_new(&mon, timeout) < 0) {
-		mon.status = EX_ERROR;
+	return 0;
+}
+
+static void on_irq(struct gpiobroker_request *req, const struct gpiobroker_event *ev, void *userdata)
+{
+	struct monitor *mon = userdata;
+	unsigned int idx = gpiobroker_event_get_index(ev);
+	struct event_line el = {
+		.name = mon->named && idx < (unsigned int)mon->res->num_lines ? mon->res->lines[idx].ref
+									       : NULL,
+		.chip = gpiobroker_request_get_chip(req, idx), .index = idx,
+	};
+
+	print_event(mon, ev, &el);
+}
+
+/* The lines requested as inputs here, or the persistent request subscribed to. */
+static int monitor_request(const struct monitor_cfg *cfg, struct monitor *mon,
+			   struct gpiobroker_request **req)
+{
+	struct resolver *res = mon->res;
+	struct gpiobroker_line_settings *s;
+	const char **refs;
+	int r = 0;
+
+	if (res->lines[0].request) {
+		*req = gpiobroker_request_open(B, res->lines[0].request);
+		return *req ? 0 : fail(res->lines[0].id, -errno);
+	}
+	s = calloc((size_t)res->num_lines, sizeof(*s));
+	refs = calloc((size_t)res->num_lines, sizeof(*refs));
+	if (!s || !refs) {
+		r = EX_ERROR;
 		goto out;
 	}
-	r = gpiobroker_to_irq_flags(req, on_irq, &mon, GPIOBROKER_IRQ_INITIAL_STATE);
-	if (r < 0) {
-		mon.status = fail("monitor", r);
-		goto out;
+	for (int i = 0; i < res->num_lines; i++) {
+		s[i] = cfg->base;
+		refs[i] = res->lines[i].ref;
 	}
-	r = sd_event_loop(mon.loop);
-	if (r < 0) {
-		fprintf(stderr, "gpiobrokerctl: monitor: %s\n", strerror(-r));
-		mon.status = EX_ERROR;
-	}
+	*req = gpiobroker_request_array(B, (size_t)res->num_lines, refs, s, cfg->label, 0);
+	if (!*req)
+		r = res->num_lines == 1 ? fail_line(refs[0], -errno) : fail("monitor", -errno);
+	mon->named = *req != NULL;
 out:
-	gpiobroker_detach_event(B);
-	if (mon.names)
+	free(s);
+	free(refs);
+	return r;
+}
+
+int cmd_monitor(int argc, char **argv)
+{
+	struct monitor_cfg cfg = { .out.time_spec = 'S', .label = "gpiobrokerctl-monitor" };
+	struct monitor mon = { .status = EX_OK };
+	struct gpiobroker_request *req = NULL;
+	int r;
+
+	gpiobroker_line_settings_init(&cfg.base);
+	cfg.base.direction = GPIOBROKER_DIRECTION_INPUT;
+	cfg.base.edge = GPIOBROKER_EDGE_BOTH;
+	if ((r = monitor_options(argc, argv, &cfg)))
+		return r;
+	r = resolve_lines(argc - optind, argv + optind, &cfg.out.lines, RESOLVE_REQUESTS, &mon.res);
+	if (!r)
+		r = monitor_request(&cfg, &mon, &req);
+	if (!r)
+		r = monitor_start(&mon, &cfg.out);
+	if (!r && (r = gpiobroker_to_irq_flags(req, on_irq, &mon, GPIOBROKER_IRQ_INITIAL_STATE)) < 0)
+		r = fail("monitor", r);
+	if (!r)
+		r = evloop_run(&mon.ev) < 0 ? EX_ERROR : mon.status;
+	if (mon.named)
 		gpiobroker_free(req);
 	else
 		gpiobroker_request_close(req); /* a persistent request stays */
-	sd_event_source_unref(mon.idle);
-	sd_event_unref(mon.loop);
-	tree_free(&mon.t);
-	return mon.status;
+	monitor_stop(&mon);
+	return r;
 }
 
 /* --- watch ------------------------------------------------------------------------- */
-
-static void on_watch_event(struct gpiobroker_watch *w, const struct gpiobroker_event *ev,
-			   void *userdata)
-{
-	struct monitor *mon = userdata;
-	int i;
-
-	for (i = 0; i < mon->n_watches && mon->watches[i] != w; i++)
-		;
-	print_event(mon, ev, i < mon->n_watches ? mon->watch_names[i] : NULL,
-		    gpiobroker_watch_get_chip(w), 0, short_id(gpiobroker_watch_get_path(w)));
-}
 
 const char usage_watch[] = "gpiobrokerctl watch [-n N] [-t P] [--idle-timeout P] [-F FORMAT] [--json] LINE...";
 const char help_watch[] =
@@ -433,77 +409,70 @@ const char help_watch[] =
 	"the policy's watch-users or watch-groups. Output as monitor (index 0; JSON adds\n"
 	"the watch's id).\n" OUTPUT_HELP;
 
-int cmd_watch(int argc, char **argv)
+static void on_watch_event(struct gpiobroker_watch *w, const struct gpiobroker_event *ev,
+			   void *userdata)
+{
+	struct monitor *mon = userdata;
+	struct event_line el = {
+		.chip = gpiobroker_watch_get_chip(w), .watch = short_id(gpiobroker_watch_get_path(w)),
+	};
+
+	for (int i = 0; i < mon->n_watches; i++)
+		if (mon->watches[i] == w)
+			el.name = mon->res->lines[i].ref;
+	print_event(mon, ev, &el);
+}
+
+static int watch_options(int argc, char **argv, struct output_cfg *cfg)
 {
 	static const struct option opts[] = { OUTPUT_OPTS, { 0 } };
-	struct monitor mon = { .status = EX_OK, .time_spec = 'S' };
-	const char *chip_arg = NULL;
-	bool by_name = false;
-	uint64_t timeout = 0;
-	int c, r, n;
+	int c, r;
 
-	while ((c = getopt_long(argc, argv, "+:n:t:F:qsc:", opts, NULL)) != -1) {
-		if (c == 'c') {
-			chip_arg = optarg;
-			continue;
-		}
-		if (c == OPT_BY_NAME) {
-			by_name = true;
-			continue;
-		}
-		if ((r = output_opt(c, optarg, &mon, &timeout)) == 1)
-			continue;
-		return r ? r : opt_error(c, argv, opts);
-	}
-	n = argc - optind;
-	if (n < 1)
+	while ((c = getopt_long(argc, argv, "+:n:t:F:qsc:", opts, NULL)) != -1)
+		if ((r = output_opt(c, optarg, cfg)) != 1)
+			return r ? r : opt_error(c, argv, opts);
+	if (optind >= argc)
 		return usage_error("no LINE given");
-	if (chip_arg && (r = chip_scope_lines(chip_arg, by_name, n, argv + optind)))
-		return r;
-	if (mon.format && load_tree(&mon.t, true) < 0)
-		memset(&mon.t, 0, sizeof(mon.t));
-	mon.watches = calloc(n, sizeof(*mon.watches));
-	if (!mon.watches)
+	return 0;
+}
+
+static int watch_act(struct monitor *mon)
+{
+	int n = mon->res->num_lines;
+
+	mon->watches = calloc((size_t)n, sizeof(*mon->watches));
+	if (!mon->watches)
 		return EX_ERROR;
-	mon.watch_names = argv + optind;
-	if (monitor_loop_new(&mon, timeout) < 0) {
-		mon.status = EX_ERROR;
-		goto out;
-	}
 	for (int i = 0; i < n; i++) {
-		mon.watches[i] = gpiobroker_watch(B, argv[optind + i], on_watch_event, &mon);
-		if (!mon.watches[i]) {
-			mon.status = fail_line(argv[optind + i], -errno);
-			goto out;
-		}
-		mon.n_watches = i + 1;
+		mon->watches[i] = gpiobroker_watch(B, mon->res->lines[i].ref, on_watch_event, mon);
+		if (!mon->watches[i])
+			return fail_line(mon->res->lines[i].ref, -errno);
+		mon->n_watches = i + 1;
 	}
-	r = sd_event_loop(mon.loop);
-	if (r < 0) {
-		fprintf(stderr, "gpiobrokerctl: watch: %s\n", strerror(-r));
-		mon.status = EX_ERROR;
-	}
-out:
+	return evloop_run(&mon->ev) < 0 ? EX_ERROR : mon->status;
+}
+
+int cmd_watch(int argc, char **argv)
+{
+	struct output_cfg cfg = { .time_spec = 'S' };
+	struct monitor mon = { .status = EX_OK };
+	int r;
+
+	if ((r = watch_options(argc, argv, &cfg)))
+		return r;
+	r = resolve_lines(argc - optind, argv + optind, &cfg.lines, 0, &mon.res);
+	if (!r)
+		r = monitor_start(&mon, &cfg);
+	if (!r)
+		r = watch_act(&mon);
 	for (int i = 0; i < mon.n_watches; i++)
 		gpiobroker_watch_close(mon.watches[i]);
-	gpiobroker_detach_event(B);
 	free(mon.watches);
-	sd_event_source_unref(mon.idle);
-	sd_event_unref(mon.loop);
-	tree_free(&mon.t);
-	return mon.status;
+	monitor_stop(&mon);
+	return r;
 }
 
 /* --- wait -------------------------------------------------------------------------- */
-
-static int on_owner(sd_bus_message *m, void *userdata, sd_bus_error *e)
-{
-	const char *name, *old, *new;
-
-	if (sd_bus_message_read(m, "sss", &name, &old, &new) >= 0 && *new)
-		*(int *)userdata = 1;
-	return 0;
-}
 
 const char usage_wait[] = "gpiobrokerctl wait [--timeout P]";
 const char help_wait[] =
@@ -518,14 +487,8 @@ int cmd_wait(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	sd_bus *bus = gpiobroker_get_bus(B);
-	sd_bus_error e = SD_BUS_ERROR_NULL;
-	sd_bus_message *reply = NULL;
-	sd_bus_slot *slot = NULL;
 	int64_t timeout = -1;
-	uint64_t deadline = UINT64_MAX;
-	struct timespec ts;
-	int c, r, has = 0;
+	int c, r;
 
 	while ((c = getopt_long(argc, argv, "+:t:", opts, NULL)) != -1) {
 		if (c != 't')
@@ -537,38 +500,10 @@ int cmd_wait(int argc, char **argv)
 	}
 	if (optind != argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (timeout >= 0)
-		deadline = (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + (uint64_t)timeout;
-	/* Match first, then ask: an owner appearing in between is seen either way. */
-	r = sd_bus_add_match(bus, &slot,
-			     "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',"
-			     "arg0='" GB_BUS_NAME "'", on_owner, &has);
-	if (r >= 0)
-		r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-				       "org.freedesktop.DBus", "NameHasOwner", &e, &reply, "s", GB_BUS_NAME);
-	if (r >= 0 && !has)
-		r = sd_bus_message_read(reply, "b", &has);
-	while (r >= 0 && !has) {
-		uint64_t now;
-
-		r = sd_bus_process(bus, NULL);
-		if (r != 0)
-			continue;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-		if (now >= deadline)
-			break;
-		r = sd_bus_wait(bus, deadline == UINT64_MAX ? UINT64_MAX : deadline - now);
-	}
-	sd_bus_message_unref(reply);
-	sd_bus_slot_unref(slot);
-	if (r < 0) {
-		fprintf(stderr, "gpiobrokerctl: wait: %s\n", e.message ? e.message : strerror(-r));
-		sd_bus_error_free(&e);
+	r = bus_wait_broker(timeout);
+	if (r < 0)
 		return EX_ERROR;
-	}
-	if (!has) {
+	if (!r) {
 		fprintf(stderr, "gpiobrokerctl: wait: gpiod-broker did not appear within %gs\n",
 			(double)timeout / 1e6);
 		return EX_TIMEOUT;

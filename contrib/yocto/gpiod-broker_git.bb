@@ -37,7 +37,8 @@ inherit autotools pkgconfig systemd useradd features_check \
     ${@bb.utils.contains('PACKAGECONFIG', 'python', 'python3native python3targetconfig', '', d)}
 
 REQUIRED_DISTRO_FEATURES = "systemd"
-DEPENDS = "systemd"
+# jansson: gpiobrokerctl's --json.
+DEPENDS = "systemd jansson"
 
 PACKAGECONFIG ??= "daemon"
 # The tests need the build host's systemd-analyze and run there ("make check"),

@@ -18,8 +18,22 @@
 #include "macro.h"
 #include "org.gpiodbroker1.h"
 #include "request.h"
+#include "utf8.h"
 #include "watch.h"
 
+/* A string the kernel keeps as bytes (a line's name or consumer, a chip's label):
+ * bytes that are not UTF-8 would fail the whole reply, GetManagedObjects included. */
+static int append_kernel_string(sd_bus_message *reply, const char *s)
+{
+	_cleanup_free_ char *repaired = NULL;
+
+	if (!s || gb_utf8_valid(s))
+		return sd_bus_message_append(reply, "s", s ? s : "");
+	repaired = gb_utf8_repair(s);
+	if (!repaired)
+		return -ENOMEM;
+	return sd_bus_message_append(reply, "s", repaired);
+}
 
 static Chip *chip_from_path(Broker *b, const char *path)
 {
@@ -81,7 +95,7 @@ oom:
 	static int fn(sd_bus *bus, const char *path, const char *iface, const char *prop,   \
 		      sd_bus_message *reply, void *userdata, sd_bus_error *error)            \
 	{                                                                                    \
-		return sd_bus_message_append(reply, "s", ((Chip *)userdata)->field);         \
+		return append_kernel_string(reply, ((Chip *)userdata)->field);               \
 	}
 CHIP_STR_PROP(chip_get_name, name)
 CHIP_STR_PROP(chip_get_label, label)
@@ -108,19 +122,17 @@ static int line_get(sd_bus *bus, const char *path, const char *iface, const char
 {
 	Line *l = userdata;
 	struct gpiod_line_info *i = l->info;
-	const char *s;
 
 	if (strcmp(prop, "Chip") == 0)
 		return sd_bus_message_append(reply, "o", l->chip->path);
 	if (strcmp(prop, "Offset") == 0)
 		return sd_bus_message_append(reply, "u", l->offset);
 	if (strcmp(prop, "Name") == 0)
-		return sd_bus_message_append(reply, "s", (s = gpiod_line_info_get_name(i)) ? s : "");
+		return append_kernel_string(reply, gpiod_line_info_get_name(i));
 	if (strcmp(prop, "Used") == 0)
 		return sd_bus_message_append(reply, "b", gpiod_line_info_is_used(i));
 	if (strcmp(prop, "Consumer") == 0)
-		return sd_bus_message_append(reply, "s",
-					     (s = gpiod_line_info_get_consumer(i)) ? s : "");
+		return append_kernel_string(reply, gpiod_line_info_get_consumer(i));
 	if (strcmp(prop, "Direction") == 0)
 		return sd_bus_message_append(reply, "s",
 					     gb_direction_name(gpiod_line_info_get_direction(i)));

@@ -2,7 +2,8 @@
 # gpiobrokerctl on the bench: output and exit codes of every command, as real uids,
 # against the real broker (persistent requests across processes, busy, denied,
 # not found, monitor text and JSON, wait), and the libgpiod v2 tools' option letters,
-# outputs and error forms it speaks. TAP output.
+# outputs and error forms it speaks; every command's --json read by a real parser,
+# also with a consumer that is not UTF-8 (another program's). TAP output.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 [ -n "${GB_BENCH:-}" ] || exec "$here/../bench/run" --chip gbcli:6:0=lamp,1=switch,2=fan,3=door -- "$here/$(basename "$0")" "$@"
@@ -13,6 +14,36 @@ ctl=${GB_TEST_CTL:?GB_TEST_CTL must name the gpiobrokerctl binary}
 . "$here/../bench/test-lib.sh"
 # run USER ARGS...: output (stdout+stderr) in $out, exit code in $rc
 run() { u=$1; shift; out=$(as "$u" "$ctl" "$@" 2>&1); rc=$?; }
+# json DESCRIPTION EXPR: $out is one JSON value, strict UTF-8, read by Python's parser
+# as d (chip: the bench chip's name), and the Python expression EXPR holds for it.
+json() {
+	if printf '%s' "$out" | python3 -c 'import json, sys
+chip = sys.argv[2]
+d = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+sys.exit(0 if eval(sys.argv[1]) else 1)' "$2" "$chip"; then
+		ok "$1"
+	else
+		not_ok "$1" "$out"
+	fi
+}
+# jsonl DESCRIPTION FILE EXPR: each line of FILE is one JSON object; d is their list.
+jsonl() {
+	if python3 -c 'import json, sys
+chip = sys.argv[3]
+d = [json.loads(l) for l in open(sys.argv[1], "rb").read().decode("utf-8").splitlines()]
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$2" "$3" "$chip"; then
+		ok "$1"
+	else
+		not_ok "$1" "$(cat "$2")"
+	fi
+}
+# used_wait OFFSET true|false: until the broker's Line object says so.
+used_wait() {
+	for i in $(seq 200); do
+		[ "$(busctl --system get-property org.gpiodbroker1 /org/gpiodbroker1/chip/$chip/line$1 org.gpiodbroker1.Line Used)" = "b $2" ] && return
+		sleep 0.02
+	done
+}
 
 chip=$(sim_chip_dev gbcli)
 mkdir -p /run/gb-cli-policy
@@ -66,6 +97,15 @@ check "find: a misspelt line name is code 3" 3 "$rc"
 contains "... did you mean, from the broker's line names" "did you mean 'switch'?" "$out"
 run gb-alice get porch-lite
 contains "get: did you mean, from the policy's aliases" "did you mean 'porch-light'?" "$out"
+run gb-carol info "$chip"
+check "info CHIP (a chip where LINEs go, as gpioinfo gpiochip0): code 3" 3 "$rc"
+contains "... and the hint: -c CHIP" "gpiobrokerctl: info: $chip is a chip, not a line: did you mean '-c $chip'?" "$out"
+run gb-alice get gbcli
+contains "get LABEL: the same hint, for the chip's label" "gpiobrokerctl: get: gbcli is a chip, not a line: did you mean '-c gbcli'?" "$out"
+run gb-alice set "/dev/$chip=1"
+contains "set /dev/CHIP=1: the same hint" "/dev/$chip is a chip, not a line: did you mean '-c /dev/$chip'?" "$out"
+run gb-alice find "$chip"
+contains "find CHIP (find has no -c): where its lines are" "$chip is a chip, not a line (gpiobrokerctl info -c $chip lists its lines)" "$out"
 run gb-alice find --json switch
 check "find --json" "{\"chip\":\"$chip\",\"offset\":1,\"path\":\"/org/gpiodbroker1/chip/$chip/line1\"}" "$out"
 run gb-alice detect --json
@@ -406,6 +446,62 @@ out=$("$broker" --check-policy=/run/gb-cli-check 2>/dev/null); rc=$?
 check "--check-policy: two entries meeting on a real line, code 1" 1 "$rc"
 contains "--check-policy: the overlap, led by file:line" "/run/gb-cli-check/10-a.conf:5: $chip:0 is covered by both [line lamp2]" "$out"
 rm -rf /run/gb-cli-check
+
+# --json of every command that prints: each output parses (strict UTF-8), and says
+# what the text says.
+run gb-alice request --persistent --json -C json-ctl lamp=1
+json "request --json" 'd["persistent"] is True and d["path"] == "/org/gpiodbroker1/request/" + d["request"]'
+rid=$(printf '%s' "$out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["request"])')
+run gb-alice requests --json
+json "requests --json" 'd == [{"request": "'"$rid"'", "path": "/org/gpiodbroker1/request/'"$rid"'", "label": "json-ctl", "persistent": True, "owner_uid": 60001, "owner": None}]'
+run gb-alice get --json lamp "$rid"
+json "get --json LINE ID: the line, then the request's lines by name" 'd == [{"line": "lamp", "value": 1}, {"line": "lamp", "value": 1}]'
+run gb-carol info --json
+json "info --json: every line" '[x["offset"] for x in d] == list(range(6)) and d[0]["consumer"] == "json-ctl" and d[0]["request"] == "'"$rid"'" and d[0]["request_label"] == "json-ctl" and d[4]["alias"] == "porch-light" and d[4]["name"] is None and d[1]["used"] is False and d[1]["consumer"] is None'
+run gb-alice info --verbose --json -c "$chip" 1 lamp
+json "info --verbose --json -c CHIP LINE...: in argument order, with the policy's answer" '[x["offset"] for x in d] == [1, 0] and all(x["access"]["may_use"] and x["access"]["directions"] == "input,output" for x in d)'
+run gb-alice find --json porch-light
+json "find --json" 'd == {"chip": chip, "offset": 4, "path": "/org/gpiodbroker1/chip/%s/line4" % chip}'
+run gb-alice detect --json
+json "detect --json" 'd == [{"name": chip, "label": "gbcli", "num_lines": 6, "path": "/org/gpiodbroker1/chip/" + chip}]'
+run gb-alice status --json
+json "status --json" 'd["running"] and d["requests"] == 1 and d["uid"] == 60001 and d["policy_status"]["state"] == "loaded"'
+as gb-alice "$ctl" release "$rid"
+# watch --json: the level, then an edge, with the watch's id.
+sim_pull gbcli 3 pull-up
+as gb-bob "$ctl" watch --json --count 1 --timeout 20 door > /run/watch.json 2>&1 &
+wpid=$!
+for i in $(seq 200); do [ -s /run/watch.json ] && break; sleep 0.02; done
+sim_pull gbcli 3 pull-down
+wait "$wpid"
+jsonl "watch --json" /run/watch.json 'len(d) == 2 and d[0]["edge"] == "initial" and d[0]["value"] == 1 and d[1]["edge"] == "falling" and d[0]["watch"] == d[1]["watch"] and d[1]["line"] == "door" and d[1]["chip"] == chip'
+
+# A consumer that is not UTF-8, as another program may set it (the kernel keeps its
+# bytes): the broker shows it with U+FFFD for them (as Python's errors="replace"),
+# and every --json output stays valid.
+weird=$(printf 'bad\377\376x\303(')
+want='"bad\ufffd\ufffdx\ufffd("'
+as gb-alice "$ctl" notify --json -e requested -n 1 --idle-timeout 60s "$chip:5" > /run/notify.json 2>&1 &
+npid=$!
+# (notify has no banner to say its match is in place: the line is taken until it tells)
+for i in $(seq 30); do
+	gpioset -c "$chip" -C "$weird" 5=1 & spid=$!
+	used_wait 5 true
+	kill -0 "$npid" 2>/dev/null || break
+	kill "$spid"; wait "$spid" 2>/dev/null
+	used_wait 5 false
+done
+wait "$npid"
+jsonl "notify --json: a consumer that is not UTF-8" /run/notify.json 'd[0]["event"] == "requested" and d[0]["offset"] == 5 and d[0]["consumer"] == '"$want"
+run gb-carol info --json "$chip:5"
+json "info --json: a consumer that is not UTF-8, with U+FFFD" 'd[0]["consumer"] == '"$want"' and d[0]["used"]'
+run gb-carol info --json
+json "info --json: every line, that one among them" 'd[5]["consumer"] == '"$want"
+run gb-carol info "$chip:5"
+check "info: the text too (the broker's objects are read)" 0 "$rc"
+run gb-alice status --json
+json "status --json with it" 'd["running"] and d["chips"] == 1'
+kill "$spid"; wait "$spid" 2>/dev/null
 
 kill "$bpid"
 wait "$bpid"

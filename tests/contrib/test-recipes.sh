@@ -203,10 +203,25 @@ else
 fi
 
 # Yocto without the daemon, on a machine without libgpiod (nor Check): pkg-config
-# finds libsystemd only.
+# finds only what the recipe's DEPENDS brings, so a dependency configure needs and
+# the recipe lacks fails the build.
 mkdir -p "$tmp/pc"
-pcdir=$(pkg-config --variable=pcfiledir libsystemd)
-cp "$pcdir/libsystemd.pc" "$tmp/pc/"
+for dep in $(bbvar "$bb" DEPENDS); do
+	pc=$dep
+	[ "$dep" = systemd ] && pc=libsystemd
+	pcdir=$(pkg-config --variable=pcfiledir "$pc") && cp "$pcdir/$pc.pc" "$tmp/pc/" ||
+		not_ok "Yocto DEPENDS $dep: its $pc.pc is on the build host"
+done
+# Buildroot names the same packages, and its Config.in selects those it does not
+# depend on otherwise (systemd is the init system).
+deps=$(bbvar "$bb" DEPENDS | tr ' ' '\n' | sort | tr '\n' ' ')
+brdeps=$(bbvar "$mk" GPIOD_BROKER_DEPENDENCIES | tr ' ' '\n' | grep -vx host-pkgconf | sort | tr '\n' ' ')
+check "Buildroot DEPENDENCIES ($brdeps) are the Yocto recipe's DEPENDS ($deps)" test "$brdeps" = "$deps"
+for dep in $brdeps; do
+	[ "$dep" = systemd ] && continue
+	sym=BR2_PACKAGE_$(echo "$dep" | tr 'a-z-' 'A-Z_')
+	check "Buildroot Config.in selects $sym" grep -q "^[[:space:]]*select $sym\b" "$brdir/Config.in"
+done
 yargs="$YOCTO_DIRS $(bbvar "$bb" EXTRA_OECONF | yocto_expand) $(yocto_pkgconfig daemon)"
 # shellcheck disable=SC2086
 if PKG_CONFIG_LIBDIR="$tmp/pc" build yocto-nodaemon $yargs; then

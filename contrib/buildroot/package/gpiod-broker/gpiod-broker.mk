@@ -11,7 +11,8 @@ GPIOD_BROKER_SOURCE = gpiod-broker-$(GPIOD_BROKER_VERSION).tar.gz
 GPIOD_BROKER_LICENSE = LGPL-2.1+ (broker, libgpiobroker), GPL-2.0+ (gpiobrokerctl)
 GPIOD_BROKER_LICENSE_FILES = COPYING COPYING.GPL
 GPIOD_BROKER_INSTALL_STAGING = YES
-GPIOD_BROKER_DEPENDENCIES = host-pkgconf systemd
+# jansson: gpiobrokerctl's --json.
+GPIOD_BROKER_DEPENDENCIES = host-pkgconf systemd jansson
 GPIOD_BROKER_CONF_OPTS = \
 	--disable-tests \
 	--disable-fuzzing \
