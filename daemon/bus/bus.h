@@ -66,5 +66,9 @@ int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error);
 /* p2p-bus.c: Manager.OpenConnection(), the private peer-to-peer connections. */
 int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *error);
 void bus_p2p_closed(Broker *b, sd_bus *bus);
+/* Serve @p fd (one end of a socketpair, taken even on failure) as a private
+ * connection of @p c: what OpenConnection does with its end, for a caller that
+ * made the pair itself (the fuzz target). 0, or -EDQUOT past the limit, or -errno. */
+int bus_p2p_open(Broker *b, Client *c, int fd);
 
 #endif

@@ -83,10 +83,24 @@ static int new_server(Broker *b, Client *c, int fd, sd_bus **ret)
 	return 0;
 }
 
+int bus_p2p_open(Broker *b, Client *c, int fd)
+{
+	sd_bus *bus = NULL;
+	int r;
+
+	r = new_server(b, c, fd, &bus);
+	if (r < 0)
+		return r;
+	r = client_add_conn(c, bus, bus_p2p_closed);
+	if (r < 0)
+		sd_bus_close(bus);
+	sd_bus_unref(bus); /* the Client holds it */
+	return r;
+}
+
 int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	Broker *b = userdata;
-	sd_bus *bus = NULL;
 	Client *c;
 	int r, sv[2];
 
@@ -102,13 +116,7 @@ int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *erro
 					 "hold): close one first", c->name, GB_MAX_CONNECTIONS_PER_CLIENT);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return sd_bus_error_set_errnof(error, errno, "cannot make a socket pair: %m");
-	r = new_server(b, c, sv[0], &bus);
-	if (r >= 0) {
-		r = client_add_conn(c, bus, bus_p2p_closed);
-		if (r < 0)
-			sd_bus_close(bus);
-		sd_bus_unref(bus); /* the Client holds it */
-	}
+	r = bus_p2p_open(b, c, sv[0]);
 	if (r < 0) {
 		close(sv[1]);
 		log_warning_errno(r, "cannot open a private connection for %s: %m", c->name);
