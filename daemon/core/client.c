@@ -109,16 +109,31 @@ static int query_credentials(sd_bus *bus, const char *name, uid_t *uid, gid_t **
 	return r < 0 ? r : 0;
 }
 
+/* The events to wait for: sd-bus's, and writability too when conn_on_io() stopped
+ * with work left that the socket does not show (it is writable at once, so the
+ * loop comes back to it after the others). */
+static void conn_sync(ClientConn *cc)
+{
+	loop_io_sync_bus(&cc->io, cc->bus);
+	if (cc->more)
+		(void)loop_io_set_events(&cc->io, cc->io.events | EPOLLOUT);
+}
+
 /* What sd-bus does under sd-event, without a turn of it: one message per wake-up
  * (more wait in the socket, which stays readable), and at once what it has queued
- * already or what its closing leaves (the Disconnected signal its filter takes). */
+ * already or what its closing leaves (the Disconnected signal its filter takes).
+ * The handshake is the exception: sd-bus reads it in chunks of 256 bytes or more,
+ * so calls a peer sent right behind its BEGIN can be in sd-bus's buffer with nothing
+ * left in the socket to wake the loop for them. Until sd-bus has nothing more after
+ * the handshake, it runs on. */
 static void conn_on_io(LoopIo *io, uint32_t revents, void *userdata)
 {
 	ClientConn *cc = userdata;
 	Loop *l = io->loop;
 	sd_bus *bus = sd_bus_ref(cc->bus);
 
-	for (int i = 0; i < 64; i++) {
+	cc->more = false;
+	for (int i = 0;; i++) {
 		int r = sd_bus_process(bus, NULL);
 
 		/* Its closing released the Client, and this connection with it. */
@@ -130,11 +145,17 @@ static void conn_on_io(LoopIo *io, uint32_t revents, void *userdata)
 			cc->broken(cc->client->broker, bus);
 			break;
 		}
-		if (r == 0 || !loop_bus_queued(bus))
+		if (r == 0 && sd_bus_is_ready(bus) > 0)
+			cc->handshake = false;
+		if (r == 0 || (!cc->handshake && !loop_bus_queued(bus)))
 			break;
+		if (i == 63) {
+			cc->more = true;
+			break;
+		}
 	}
 	if (loop_io_dispatching(l, io))
-		loop_io_sync_bus(io, bus);
+		conn_sync(cc);
 	sd_bus_unref(bus);
 }
 
@@ -150,13 +171,13 @@ int client_add_conn(Client *c, sd_bus *bus, client_conn_broken_fn broken)
 	if (sd_bus_get_description(bus, &name) < 0 || strcmp(name, c->name) != 0)
 		return -EINVAL;
 	cc = &c->conns[c->n_conns];
-	*cc = (ClientConn){ .client = c, .broken = broken };
+	*cc = (ClientConn){ .client = c, .broken = broken, .handshake = true };
 	r = loop_io_add(c->broker->loop, &cc->io, sd_bus_get_fd(bus), EPOLLIN, conn_on_io, cc);
 	if (r < 0)
 		return r;
 	cc->bus = sd_bus_ref(bus);
 	c->n_conns++;
-	loop_io_sync_bus(&cc->io, bus);
+	conn_sync(cc);
 	return 0;
 }
 
@@ -299,6 +320,6 @@ int client_send(Client *c, sd_bus_message *m)
 	 * sleeps, main.c.) */
 	for (unsigned int i = 0; i < c->n_conns; i++)
 		if (c->conns[i].bus == bus)
-			loop_io_sync_bus(&c->conns[i].io, bus);
+			conn_sync(&c->conns[i]);
 	return r;
 }

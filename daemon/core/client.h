@@ -45,6 +45,8 @@ typedef struct ClientConn {
 	LoopIo io;
 	Client *client;
 	client_conn_broken_fn broken;
+	bool handshake;             /* sd-bus may hold calls it read with the handshake */
+	bool more;                  /* stopped with work left that the socket does not show */
 } ClientConn;
 
 struct Client {

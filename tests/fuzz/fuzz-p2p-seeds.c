@@ -4,7 +4,9 @@
  * sd-bus writes them on a private connection. Each seed is a new sd-bus client
  * connection on a socketpair whose other end answers the handshake and keeps the
  * bytes of the messages; a seed file is fuzz-p2p's control byte (see there) and
- * those bytes.
+ * those bytes. Every seed is written twice: messages after the handshake's answer,
+ * and pipelined with the handshake (calls right behind BEGIN, as GDBus or libdbus
+ * may send them).
  *
  *   fuzz-p2p-seeds DIR      (run-fuzz.sh p2p runs it)
  */
@@ -157,7 +159,7 @@ static void write_file(const char *name, unsigned int ctl, const char *bytes, si
 	n_written++;
 }
 
-/* Close @p w, writing what it carried as seed @p name, with @p ctl's
+/* Close @p w, writing what it carried as seed @p name (both ways), with @p ctl's
  * flags and as many fds as went with the messages (the most fuzz-p2p sends is 7). */
 static void seed(struct wire *w, const char *name, unsigned int ctl)
 {
@@ -166,6 +168,7 @@ static void seed(struct wire *w, const char *name, unsigned int ctl)
 
 	ctl |= w->fds < 7 ? w->fds : 7;
 	write_file(name, ctl, bytes, len);
+	write_file(name, ctl | CTL_PIPELINED, bytes, len);
 	free(bytes);
 	sd_bus_flush_close_unref(w->bus);
 	close(w->fd);
