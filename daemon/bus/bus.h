@@ -13,6 +13,7 @@
 #define GB_BUS_H
 
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <systemd/sd-bus.h>
 
 #include "forward.h"
@@ -70,5 +71,11 @@ void bus_p2p_closed(Broker *b, sd_bus *bus);
  * connection of @p c: what OpenConnection does with its end, for a caller that
  * made the pair itself (the fuzz target). 0, or -EDQUOT past the limit, or -errno. */
 int bus_p2p_open(Broker *b, Client *c, int fd);
+/* The socket option (Linux 6.16) with which a private connection's end refuses fds;
+ * libc headers may not have it yet. Its number is the asm-generic one. */
+#if !defined(SO_PASSRIGHTS) && !defined(__alpha__) && !defined(__hppa__) && !defined(__mips__) && \
+	!defined(__sparc__)
+#define SO_PASSRIGHTS 83
+#endif
 
 #endif

@@ -39,6 +39,23 @@ void bus_p2p_closed(Broker *b, sd_bus *bus)
 	}
 }
 
+/*
+ * No method takes an fd, and libsystemd 252 leaves open the fds that come with a
+ * message it drops as malformed: a peer could fill the broker's fd table. Where the
+ * kernel can refuse fds on this socket (SO_PASSRIGHTS, Linux 6.16), the peer's
+ * sendmsg() with fds fails (EPERM) and none reach the broker; older kernels say
+ * ENOPROTOOPT and pass them on.
+ */
+static void refuse_fds(int fd)
+{
+#ifdef SO_PASSRIGHTS
+	int no = 0;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_PASSRIGHTS, &no, sizeof(no)) < 0 && errno != ENOPROTOOPT)
+		log_debug_errno(errno, "cannot refuse fds on a private connection: %m");
+#endif
+}
+
 /* A started server connection for @p c on @p fd, serving every object. */
 static int new_server(Broker *b, Client *c, int fd, sd_bus **ret)
 {
@@ -47,6 +64,7 @@ static int new_server(Broker *b, Client *c, int fd, sd_bus **ret)
 	sd_id128_t id;
 	int r;
 
+	refuse_fds(fd);
 	r = sd_id128_randomize(&id);
 	if (r >= 0)
 		r = sd_bus_new(&bus);

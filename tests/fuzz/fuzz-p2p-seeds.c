@@ -11,6 +11,7 @@
  *   fuzz-p2p-seeds DIR      (run-fuzz.sh p2p runs it)
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,11 +308,17 @@ static void seed_invalid(void)
 {
 	sd_bus_message *m;
 	struct wire w;
+	int fd;
 
-	/* Wrong signatures, no reply wanted. */
+	/* Wrong signatures, an fd where none belongs, no reply wanted. */
 	wire_open(&w);
 	call(&w, MANAGER, "FindLine", "u", 3);
 	call(&w, MANAGER, "Request", "s", "x");
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die("/dev/null", errno);
+	call(&w, MANAGER, "FindLine", "h", fd);
+	close(fd);
 	call(&w, GB_ROOT_PATH, "org.freedesktop.DBus.Peer", "Ping", "s", "x");
 	call_no_reply(&w, MANAGER, "ListRequests", NULL);
 	call_no_reply(&w, MANAGER, "FindLine", "s", "door-lock");

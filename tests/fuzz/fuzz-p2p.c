@@ -110,6 +110,9 @@ struct peer {
 	unsigned int turns;
 };
 
+/* Whether fds may go with the messages: see kernel_refuses_fds(). */
+static bool send_fds = true;
+
 /* stderr as it was before libFuzzer's -close_fd_mask=2 silenced the broker's log. */
 static int report_fd = STDERR_FILENO;
 
@@ -138,6 +141,23 @@ static unsigned int count_fds(void)
 	if (d)
 		closedir(d);
 	return n;
+}
+
+/* Can the kernel refuse fds sent to a socket (SO_PASSRIGHTS, Linux 6.16), as the
+ * broker asks it to for its end of a private connection? Without that, libsystemd
+ * 252 leaves open the fds that come with a message it drops as malformed, and the
+ * broker cannot help it: then no fds are sent. */
+static bool kernel_refuses_fds(void)
+{
+	int sv[2], no = 0;
+	bool ok;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return false;
+	ok = setsockopt(sv[0], SOL_SOCKET, SO_PASSRIGHTS, &no, sizeof(no)) == 0;
+	close(sv[0]);
+	close(sv[1]);
+	return ok;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -181,6 +201,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	}
 	atexit(teardown);
+	send_fds = kernel_refuses_fds();
+	if (!send_fds)
+		dprintf(report_fd, "fuzz-p2p: this kernel cannot refuse fds (no SO_PASSRIGHTS): "
+			"sending none\n");
 	return 0;
 }
 
@@ -221,6 +245,12 @@ static void peer_write(struct peer *p)
 		k = sendmsg(p->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 		for (unsigned int i = 0; i < n; i++)
 			close(fds[i]);
+		/* The kernel refuses fds the broker does not take (SO_PASSRIGHTS): as a
+		 * peer would, send the messages without them. */
+		if (k < 0 && errno == EPERM && n) {
+			p->fds_now = false;
+			continue;
+		}
 		if (k < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		if (k < 0) {
@@ -344,7 +374,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	p.n_fds = data[0] & 7;
+	p.n_fds = send_fds ? data[0] & 7 : 0;
 	root = data[0] & 8;
 	p.wait = !(data[0] & 16);
 	p.out = (const uint8_t *)handshake;
