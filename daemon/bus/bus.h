@@ -13,6 +13,7 @@
 #define GB_BUS_H
 
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <systemd/sd-bus.h>
 
 #include "forward.h"
@@ -83,5 +84,15 @@ int method_reload_policy(sd_bus_message *m, void *userdata, sd_bus_error *error)
 int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error);
 /* p2p-bus.c: Manager.OpenConnection(), the private peer-to-peer connections. */
 int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *error);
+/* Serve @p fd (one end of a socketpair, taken even on failure) as a private
+ * connection of @p c: what OpenConnection does with its end, for a caller that
+ * made the pair itself (the fuzz target). 0, or -EDQUOT past the limit, or -errno. */
+int bus_p2p_open(Broker *b, Client *c, int fd);
+/* The socket option (Linux 6.16) with which a private connection's end refuses fds;
+ * libc headers may not have it yet. Its number is the asm-generic one. */
+#if !defined(SO_PASSRIGHTS) && !defined(__alpha__) && !defined(__hppa__) && !defined(__mips__) && \
+	!defined(__sparc__)
+#define SO_PASSRIGHTS 83
+#endif
 
 #endif

@@ -26,6 +26,23 @@
 #include "macro.h"
 #include "org.gpiodbroker1.h"
 
+/*
+ * No method takes an fd, and libsystemd 252 leaves open the fds that come with a
+ * message it drops as malformed: a peer could fill the broker's fd table. Where the
+ * kernel can refuse fds on this socket (SO_PASSRIGHTS, Linux 6.16), the peer's
+ * sendmsg() with fds fails (EPERM) and none reach the broker; older kernels say
+ * ENOPROTOOPT and pass them on.
+ */
+static void refuse_fds(int fd)
+{
+#ifdef SO_PASSRIGHTS
+	int no = 0;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_PASSRIGHTS, &no, sizeof(no)) < 0 && errno != ENOPROTOOPT)
+		log_debug_errno(errno, "cannot refuse fds on a private connection: %m");
+#endif
+}
+
 /* A started server connection for @p c on @p fd, serving every object. */
 static int new_server(Broker *b, Client *c, int fd, sd_bus **ret)
 {
@@ -34,6 +51,7 @@ static int new_server(Broker *b, Client *c, int fd, sd_bus **ret)
 	sd_id128_t id;
 	int r;
 
+	refuse_fds(fd);
 	r = sd_id128_randomize(&id);
 	if (r >= 0)
 		r = sd_bus_new(&bus);
@@ -70,10 +88,24 @@ static int new_server(Broker *b, Client *c, int fd, sd_bus **ret)
 	return 0;
 }
 
+int bus_p2p_open(Broker *b, Client *c, int fd)
+{
+	sd_bus *bus = NULL;
+	int r;
+
+	r = new_server(b, c, fd, &bus);
+	if (r < 0)
+		return r;
+	r = client_add_conn(c, bus, bus_p2p_closed);
+	if (r < 0)
+		sd_bus_close(bus);
+	sd_bus_unref(bus); /* the Client holds it */
+	return r;
+}
+
 int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	Broker *b = userdata;
-	sd_bus *bus = NULL;
 	Client *c;
 	int r, sv[2];
 
@@ -91,13 +123,7 @@ int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *erro
 					 c->name, GB_MAX_CONNECTIONS_PER_CLIENT);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return sd_bus_error_set_errnof(error, errno, "cannot make a socket pair: %m");
-	r = new_server(b, c, sv[0], &bus);
-	if (r >= 0) {
-		r = client_add_conn(c, bus, bus_p2p_closed);
-		if (r < 0)
-			sd_bus_close(bus);
-		sd_bus_unref(bus); /* the Client holds it */
-	}
+	r = bus_p2p_open(b, c, sv[0]);
 	if (r < 0) {
 		close(sv[1]);
 		log_warning_errno(r, "cannot open a private connection for %s: %m", c->name);

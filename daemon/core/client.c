@@ -42,14 +42,18 @@ void client_caller(const Client *c, struct gb_caller *caller)
 }
 
 /* Ask the bus daemon who the peer is: UnixUserID and UnixGroupIDs (primary and
- * supplementary groups, complete or absent, as the D-Bus specification says). */
-static int query_credentials(sd_bus *bus, const char *name, Client *c)
+ * supplementary groups, complete or absent, as the D-Bus specification says). The
+ * groups are malloc()ed into *@p groups. */
+static int query_credentials(sd_bus *bus, const char *name, uid_t *uid, gid_t **groups,
+			     size_t *n_groups)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
 	bool have_uid = false;
 	int r;
 
+	*groups = NULL;
+	*n_groups = 0;
 	r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
 			       "org.freedesktop.DBus", "GetConnectionCredentials", &err, &reply,
 			       "s", name);
@@ -64,10 +68,10 @@ static int query_credentials(sd_bus *bus, const char *name, Client *c)
 		if (r < 0)
 			break;
 		if (strcmp(key, "UnixUserID") == 0) {
-			uint32_t uid;
+			uint32_t u;
 
-			r = sd_bus_message_read(reply, "v", "u", &uid);
-			c->uid = uid;
+			r = sd_bus_message_read(reply, "v", "u", &u);
+			*uid = u;
 			have_uid = r >= 0;
 		} else if (strcmp(key, "UnixGroupIDs") == 0) {
 			const void *data;
@@ -76,13 +80,13 @@ static int query_credentials(sd_bus *bus, const char *name, Client *c)
 			r = sd_bus_message_enter_container(reply, 'v', "au");
 			if (r >= 0)
 				r = sd_bus_message_read_array(reply, 'u', &data, &size);
-			if (r >= 0 && size) {
-				c->groups = malloc(size);
-				if (!c->groups)
+			if (r >= 0 && size && !*groups) {
+				*groups = malloc(size);
+				if (!*groups)
 					r = -ENOMEM;
 				else {
-					memcpy(c->groups, data, size);
-					c->n_groups = size / sizeof(uint32_t);
+					memcpy(*groups, data, size);
+					*n_groups = size / sizeof(uint32_t);
 				}
 			}
 			if (r >= 0)
@@ -94,9 +98,14 @@ static int query_credentials(sd_bus *bus, const char *name, Client *c)
 			r = sd_bus_message_exit_container(reply);
 	}
 	sd_bus_message_unref(reply);
-	if (r < 0)
-		return r;
-	return have_uid ? 0 : -ENODATA;
+	if (r >= 0 && !have_uid)
+		r = -ENODATA;
+	if (r < 0) {
+		free(*groups);
+		*groups = NULL;
+		*n_groups = 0;
+	}
+	return r < 0 ? r : 0;
 }
 
 int client_add_conn(Client *c, sd_bus *bus, conn_broken_fn broken)
@@ -180,8 +189,44 @@ int client_get(Broker *b, sd_bus_message *m, Client **ret, sd_bus_error *error)
 	return client_get_by_name(b, sender, ret, error);
 }
 
+int client_new(Broker *b, const char *name, uid_t uid, gid_t gid, const gid_t *groups,
+	       size_t n_groups, Client **ret)
+{
+	Client *c;
+	int r;
+
+	if (hashmap_get(b->clients, name))
+		return -EEXIST;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = (Client){ .broker = b, .uid = uid, .gid = gid, .n_groups = n_groups };
+	c->name = strdup(name);
+	if (n_groups)
+		c->groups = malloc(n_groups * sizeof(*groups));
+	if (!c->name || (n_groups && !c->groups)) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (n_groups)
+		memcpy(c->groups, groups, n_groups * sizeof(*groups));
+	r = hashmap_put(b->clients, c->name, c);
+	if (r < 0)
+		goto fail;
+	*ret = c;
+	return 0;
+fail:
+	free(c->name);
+	free(c->groups);
+	free(c);
+	return r;
+}
+
 int client_get_by_name(Broker *b, const char *sender, Client **ret, sd_bus_error *error)
 {
+	_cleanup_free_ gid_t *groups = NULL;
+	size_t n_groups;
+	uid_t uid = 0;
 	Client *c;
 	int r;
 
@@ -190,16 +235,9 @@ int client_get_by_name(Broker *b, const char *sender, Client **ret, sd_bus_error
 		*ret = c;
 		return 0;
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	c->broker = b;
-	c->gid = (gid_t)-1; /* the primary group is among the groups the bus reports */
 	/* The bus, never /proc, never the message body. */
-	r = query_credentials(b->bus, sender, c);
+	r = query_credentials(b->bus, sender, &uid, &groups, &n_groups);
 	if (r < 0) {
-		free(c->groups);
-		free(c);
 		/* A connection that has already left (NameHasNoOwner: ENXIO) is no fault:
 		 * e.g. a persistent request's creator, asked for after a restart. */
 		log_full_errno(r == -ENXIO ? LOG_DEBUG : LOG_WARNING, r,
@@ -207,15 +245,8 @@ int client_get_by_name(Broker *b, const char *sender, Client **ret, sd_bus_error
 		return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
 					 "cannot determine the caller's credentials: %s", strerror(-r));
 	}
-	c->name = strdup(sender);
-	if (!c->name || (r = hashmap_put(b->clients, c->name, c)) < 0) {
-		free(c->name);
-		free(c->groups);
-		free(c);
-		return r < 0 ? r : -ENOMEM;
-	}
-	*ret = c;
-	return 0;
+	/* The primary group is among the groups the bus reports. */
+	return client_new(b, sender, uid, (gid_t)-1, groups, n_groups, ret);
 }
 
 int client_send(Client *c, sd_bus_message *m)

@@ -58,6 +58,15 @@ struct Client {
 int client_get(Broker *b, sd_bus_message *m, Client **ret, sd_bus_error *error);
 /** The Client for a unique name, asking the bus for its credentials if new. */
 int client_get_by_name(Broker *b, const char *name, Client **ret, sd_bus_error *error);
+/**
+ * A new Client for unique name @p name with the identity given (@p groups are
+ * copied; @p gid is (gid_t)-1 when the primary group is among them), as
+ * client_get_by_name() makes one from what the bus reports: for a caller known by
+ * other means (the fuzz target of the private connection). -EEXIST if @p name has
+ * one already.
+ */
+int client_new(Broker *b, const char *name, uid_t uid, gid_t gid, const gid_t *groups,
+	       size_t n_groups, Client **ret);
 /** Known already (no bus call), or NULL. */
 Client *client_find(Broker *b, const char *name);
 /** Forget it. NULL-safe; returns NULL. It must hold nothing any more. */
