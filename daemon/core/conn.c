@@ -123,13 +123,53 @@ static void conn_drop(ClientConn *cc, const char *fmt, ...)
 	cc->broken(cc->broker, cc->bus);
 }
 
+/*
+ * Look at what waits on the socket without taking it (MSG_PEEK), up to @p size
+ * bytes: how many, 0 at the end, or -errno (-EAGAIN: nothing). No method takes an
+ * fd, and libsystemd 252 leaves open the fds of a message it drops as malformed:
+ * a message that brings fds ends the connection before sd-bus reads it (the
+ * look's own copies closed; the kernel frees the rest with the socket). -1 then,
+ * the connection dropped.
+ */
+static ssize_t look(ClientConn *cc, void *buf, size_t size)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * 16)];
+	} control;
+	struct iovec iov = { .iov_base = buf, .iov_len = size };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+			     .msg_controllen = sizeof(control) };
+	bool fds = false;
+	ssize_t n;
+
+	n = recvmsg(conn_fd(cc), &mh, MSG_PEEK | MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (size_t i = 0; i < k; i++)
+				close(((int *)CMSG_DATA(c))[i]);
+			fds = true;
+		}
+	if (fds || (mh.msg_flags & MSG_CTRUNC)) {
+		conn_drop(cc, "it sent file descriptors, which no method takes");
+		return -1;
+	}
+	return n;
+}
+
 /* Look at the authentication that came since the last look. 1: sd-bus may read;
  * 0: not before more comes; -1: dropped. */
 static int look_auth(ClientConn *cc)
 {
-	ssize_t n = recv(conn_fd(cc), peek_buf, GB_WIRE_MAX_AUTH, MSG_PEEK | MSG_DONTWAIT);
+	ssize_t n = look(cc, peek_buf, GB_WIRE_MAX_AUTH);
 	size_t off = 0;
 
+	if (n == -1)
+		return -1;
 	if (n <= 0)
 		/* Nothing new, the end, or an error: sd-bus says which. */
 		return 1;
@@ -198,9 +238,11 @@ static int look_message(ClientConn *cc, bool *eof)
 	ssize_t n;
 
 	*eof = false;
-	n = recv(conn_fd(cc), peek_buf, PEEK_FIRST, MSG_PEEK | MSG_DONTWAIT);
+	n = look(cc, peek_buf, PEEK_FIRST);
+	if (n == -1)
+		return -1;
 	/* The end, or an error: sd-bus finds out which and closes. */
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+	if (n == 0 || (n < 0 && n != -EAGAIN && n != -EINTR))
 		*eof = true;
 	if (n <= 0)
 		return 0;

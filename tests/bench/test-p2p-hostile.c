@@ -521,6 +521,43 @@ START_TEST(test_garbage_dropped)
 }
 END_TEST
 
+START_TEST(test_fds_dropped)
+{
+	uint8_t msg[256];
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control = { 0 };
+	struct iovec iov = { .iov_base = msg, .iov_len = make_ping(msg, 1) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+			     .msg_controllen = sizeof(control) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	int fd, null, fds;
+	sd_bus *bus;
+
+	/* No method takes an fd: one that comes with a message ends the connection,
+	 * and none stays open in the broker (libsystemd 252 would keep those of a
+	 * message it drops). */
+	start(NULL);
+	fd = open_raw(UID_ALICE, &bus);
+	fds = gb_proc_fd_count(broker);
+	ck_assert_int_eq(write(fd, auth, sizeof(auth) - 1), (ssize_t)(sizeof(auth) - 1));
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &null, sizeof(int));
+	ck_assert_int_eq(sendmsg(fd, &mh, 0), (ssize_t)iov.iov_len);
+	close(null);
+	ck_assert_msg(closed_by_broker(fd, 5000 * gb_slow()), "the broker kept the connection");
+	ck_assert(wait_log("it sent file descriptors", 1, 5000));
+	/* Its end of the connection is gone too. */
+	ck_assert_int_le(gb_proc_fd_count(broker), fds - 1);
+	close(fd);
+	sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 START_TEST(test_invalid_message_dropped)
 {
 	uint8_t msg[256];
@@ -547,6 +584,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_oversized_message_dropped);
 	tcase_add_test(tc, test_garbage_dropped);
 	tcase_add_test(tc, test_invalid_message_dropped);
+	tcase_add_test(tc, test_fds_dropped);
 	tcase_add_test(tc, test_slow_reader_is_kept);
 	tcase_add_test(tc, test_flood_throttled_then_dropped);
 	return gb_run_suite(s);
