@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "bus-error.h"
 #include "access.h"
 #include "broker.h"
 #include "bus.h"
@@ -28,20 +29,20 @@ static int authorize_fds(Request *req, sd_bus_message *m, sd_bus_error *error)
 	if (c != req->client) {
 		log_notice("uid %u (%s) denied the line fds of request %s", (unsigned)c->uid, c->name,
 			   req->path);
-		return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
+		return gb_bus_error_setf(error, GB_ERROR_PERMISSION,
 					 "request %s belongs to another connection", req->path);
 	}
 	if (!req->direct)
-		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+		return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 					 "request %s is not direct; ask for it with the Request "
 					 "option direct = true", req->path);
 	if (req->revoke_pending)
-		return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", req->revoke_pending);
+		return gb_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", req->revoke_pending);
 	client_caller(c, &caller);
 	if (!direct_lines_allowed(req, &caller, msg, sizeof(msg)))
-		return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
+		return gb_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 	if (req->chip_gone)
-		return sd_bus_error_setf(error, GB_ERROR_CHIP_GONE,
+		return gb_bus_error_setf(error, GB_ERROR_CHIP_GONE,
 					 "request %s lost a chip that was unplugged; release it",
 					 req->path);
 	return 0;

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "bus-error.h"
 #include "bus.h"
 #include "line-config.h"
 #include "org.gpiodbroker1.h"
@@ -33,7 +34,7 @@ int bus_read_line_settings(sd_bus_message *m, struct gb_line_config *c, const ch
 		if (r < 0)
 			return r;
 		if (strlen(contents) != 1 || !strchr("sbu", contents[0]))
-			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+			return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 						 "%s: setting '%s' has unsupported type '%s'",
 						 what, key, contents);
 		type = contents[0];
@@ -49,7 +50,7 @@ int bus_read_line_settings(sd_bus_message *m, struct gb_line_config *c, const ch
 		if (r < 0)
 			return r;
 		if (gb_line_config_set(c, key, type, str, b, u, msg, sizeof(msg)) < 0)
-			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS, "%s: %s", what, msg);
+			return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS, "%s: %s", what, msg);
 		r = sd_bus_message_exit_container(m);
 		if (r >= 0)
 			r = sd_bus_message_exit_container(m);
@@ -80,12 +81,12 @@ int bus_read_request_options(sd_bus_message *m, int *persistent, int *direct, sd
 		else if (strcmp(key, "direct") == 0)
 			out = direct;
 		else
-			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+			return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 						 "unknown request option '%s' (known: persistent, direct)",
 						 key);
 		r = sd_bus_message_read(m, "v", "b", out);
 		if (r < 0)
-			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+			return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 						 "option '%s' must be a boolean (b)", key);
 		r = sd_bus_message_exit_container(m);
 		if (r < 0)
@@ -114,6 +115,6 @@ int bus_read_no_options(sd_bus_message *m, const char *method, sd_bus_error *err
 	r = sd_bus_message_read(m, "s", &key);
 	if (r < 0)
 		return r;
-	return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+	return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 				 "unknown option '%s' (%s takes none yet)", key, method);
 }

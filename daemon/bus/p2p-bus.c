@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <systemd/sd-id128.h>
 
+#include "bus-error.h"
 #include "broker.h"
 #include "bus.h"
 #include "client.h"
@@ -116,7 +117,7 @@ int method_open_connection(sd_bus_message *m, void *userdata, sd_bus_error *erro
 	if (r < 0)
 		return r;
 	if (c->n_conns >= GB_MAX_CONNECTIONS_PER_CLIENT)
-		return sd_bus_error_setf(error, GB_ERROR_LIMITS_EXCEEDED,
+		return gb_bus_error_setf(error, GB_ERROR_LIMITS_EXCEEDED,
 					 "%s already has %u private connections, the most a client may "
 					 "hold; closing any of them ends the client and releases all it "
 					 "holds, so use one of them instead of opening another",

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bus-error.h"
 #include "broker.h"
 #include "bus.h"
 #include "client.h"
@@ -84,9 +85,9 @@ static int unknown(Broker *b, sd_bus_message *m, sd_bus_error *error)
 	if (r < 0)
 		return r;
 	if (r == 0)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "Unknown object '%s'.",
+		return gb_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "Unknown object '%s'.",
 					 path);
-	return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_METHOD,
+	return gb_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_METHOD,
 				 "Unknown method %s or interface %s.", sd_bus_message_get_member(m),
 				 iface);
 }
@@ -107,13 +108,13 @@ static int call_method(Broker *b, sd_bus_message *m, const struct bus_iface *f,
 	sig = sd_bus_message_get_signature(m, 1);
 	want = v->x.method.signature ? v->x.method.signature : "";
 	if (strcmp(sig ? sig : "", want) != 0)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+		return gb_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
 					 "Invalid arguments '%s' to call %s.%s(), expecting '%s'.",
 					 sig ? sig : "", f->iface, v->x.method.member, want);
 	/* sd-bus lets only privileged callers use a method not marked unprivileged; the
 	 * peer of a private connection has no credentials to ask about, so it may not. */
 	if (!(v->flags & SD_BUS_VTABLE_UNPRIVILEGED))
-		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+		return gb_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
 					 "Access to %s.%s() not permitted.", f->iface, v->x.method.member);
 	r = v->x.method.handler(m, (uint8_t *)u + v->x.method.offset, error);
 	/* The handler replied, or failed: then the filter's caller replies with the
@@ -159,13 +160,13 @@ static int get_set(Broker *b, sd_bus_message *m, bool get, sd_bus_error *error)
 	if (r == 0) {
 		r = object_exists(b, sd_bus_message_get_bus(m), path, error);
 		if (r <= 0)
-			return r < 0 ? r : sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_OBJECT,
+			return r < 0 ? r : gb_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_OBJECT,
 							     "Unknown object '%s'.", path);
-		return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_PROPERTY,
+		return gb_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_PROPERTY,
 					 "Unknown interface %s or property %s.", iface, prop);
 	}
 	if (!get)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_PROPERTY_READ_ONLY,
+		return gb_bus_error_setf(error, SD_BUS_ERROR_PROPERTY_READ_ONLY,
 					 "Property '%s' is not writable.", prop);
 	r = sd_bus_message_new_method_return(m, &reply);
 	if (r >= 0)
@@ -228,9 +229,9 @@ static int get_all(Broker *b, sd_bus_message *m, sd_bus_error *error)
 	if (r < 0)
 		return r;
 	if (!found_object)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "Unknown object '%s'.", path);
+		return gb_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "Unknown object '%s'.", path);
 	if (!found_iface)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_INTERFACE, "Unknown interface '%s'.",
+		return gb_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_INTERFACE, "Unknown interface '%s'.",
 					 iface);
 	r = sd_bus_message_close_container(reply);
 	if (r >= 0)
@@ -268,7 +269,7 @@ static int dispatch(sd_bus_message *m, void *userdata, sd_bus_error *error)
 		return 0;
 	/* sd-bus looks a method up by its interface: without one, no object has it. */
 	if (!iface)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "Unknown object '%s'.",
+		return gb_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_OBJECT, "Unknown object '%s'.",
 					 sd_bus_message_get_path(m));
 	if (strcmp(iface, "org.freedesktop.DBus.Peer") == 0)
 		return 0;
@@ -281,7 +282,7 @@ static int dispatch(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	}
 	if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Introspectable", "Introspect") ||
 	    sd_bus_message_is_method_call(m, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects"))
-		return sd_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_METHOD,
+		return gb_bus_error_setf(error, SD_BUS_ERROR_UNKNOWN_METHOD,
 					 "%s.%s is served on the system bus, not on a private "
 					 "connection", iface, member);
 	for (const struct bus_iface *const *i = bus_ifaces; *i; i++)

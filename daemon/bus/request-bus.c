@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus-error.h"
 #include "access.h"
 #include "announce.h"
 #include "broker.h"
@@ -49,7 +50,7 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	if (r < 0)
 		return r;
 	if (!gb_label_valid(label))
-		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+		return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 					 "label must be 1-%d printable ASCII characters",
 					 GB_MAX_LABEL_LEN);
 	r = sd_bus_message_enter_container(m, 'a', "(sa{sv})");
@@ -59,7 +60,7 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 		const char *spec;
 
 		if (n == GB_MAX_LINES_PER_REQUEST)
-			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+			return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 						 "at most %d lines per request", GB_MAX_LINES_PER_REQUEST);
 		if (n == cap) {
 			void *nl, *nc;
@@ -85,7 +86,7 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 		if (r < 0)
 			return r;
 		if (gb_line_config_validate(&configs[n], msg, sizeof(msg)) < 0)
-			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS, "%s: %s", spec, msg);
+			return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS, "%s: %s", spec, msg);
 		r = sd_bus_message_exit_container(m);
 		if (r < 0)
 			return r;
@@ -128,7 +129,7 @@ int method_request(sd_bus_message *m, void *userdata, sd_bus_error *error)
 					    msg, sizeof(msg)) < 0) {
 			journal_denied(b, client->uid, client->name, "requesting", lines[i], NULL, NULL,
 				       msg, sizeof(msg));
-			return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
+			return gb_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 		}
 	}
 	if (direct && (r = direct_check_request(b, &caller, n, lines, error)) < 0)
@@ -182,7 +183,7 @@ static int authorize(Request *req, sd_bus_message *m, Client **ret, sd_bus_error
 				journal_denied(req->broker, c->uid, c->name, "using",
 					       req->lines[i].line, req->path, req->label, msg,
 					       sizeof(msg));
-				return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
+				return gb_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 			}
 		}
 		if (ret)
@@ -191,9 +192,9 @@ static int authorize(Request *req, sd_bus_message *m, Client **ret, sd_bus_error
 	}
 	log_notice("uid %u (%s) denied access to request %s", (unsigned)c->uid, c->name, req->path);
 	if (req->persistent)
-		return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
+		return gb_bus_error_setf(error, GB_ERROR_PERMISSION,
 					 "request %s belongs to uid %u", req->path, (unsigned)req->uid);
-	return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
+	return gb_bus_error_setf(error, GB_ERROR_PERMISSION,
 				 "request %s belongs to another connection", req->path);
 }
 
@@ -375,18 +376,18 @@ static int method_reconfigure(sd_bus_message *m, void *userdata, sd_bus_error *e
 		char what[32];
 
 		if (n == req->n_lines)
-			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+			return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 						 "more entries than the request's %u line(s)", req->n_lines);
 		ret = sd_bus_message_read(m, "u", &idx[n]);
 		if (ret < 0)
 			return ret;
 		if (idx[n] >= req->n_lines)
-			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+			return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 						 "index %u out of range (request has %u line(s))",
 						 idx[n], req->n_lines);
 		for (unsigned int j = 0; j < n; j++)
 			if (idx[j] == idx[n])
-				return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+				return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 							 "index %u given twice", idx[n]);
 		snprintf(what, sizeof(what), "line %u", idx[n]);
 		memset(&updates[n], 0, sizeof(updates[n]));
@@ -502,7 +503,7 @@ static int method_ack(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	if (ret < 0)
 		return ret;
 	if (c != req->client)
-		return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
+		return gb_bus_error_setf(error, GB_ERROR_PERMISSION,
 					 "events of request %s go to another connection", req->path);
 	flow_ack(&req->flow, seqno);
 	return sd_bus_reply_method_return(m, NULL);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus-error.h"
 #include "access.h"
 #include "broker.h"
 #include "bus.h"
@@ -53,10 +54,10 @@ int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	line_ident(l, &id);
 	if (gb_policy_check_watch(b->policy, &id, &caller, &max, msg, sizeof(msg)) < 0) {
 		journal_denied(b, c->uid, c->name, "watching", l, NULL, NULL, msg, sizeof(msg));
-		return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
+		return gb_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 	}
 	if (l->n_watchers >= max)
-		return sd_bus_error_setf(error, GB_ERROR_BUSY,
+		return gb_bus_error_setf(error, GB_ERROR_BUSY,
 					 "line %s:%u already has %u watcher(s), its max-watchers",
 					 l->chip->name, l->offset, max);
 
@@ -81,7 +82,7 @@ static int owner_only(Watch *w, sd_bus_message *m, sd_bus_error *error)
 		return r;
 	if (c != w->client) {
 		log_notice("uid %u (%s) denied access to watch %s", (unsigned)c->uid, c->name, w->path);
-		return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
+		return gb_bus_error_setf(error, GB_ERROR_PERMISSION,
 					 "watch %s belongs to another connection", w->path);
 	}
 	return 0;

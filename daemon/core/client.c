@@ -5,6 +5,7 @@
  * Who leaves the bus, and what then goes with it, is manager/manager.c's business.
  */
 
+#include "bus-error.h"
 #include "client.h"
 
 #include <assert.h>
@@ -242,7 +243,7 @@ int client_get_by_name(Broker *b, const char *sender, Client **ret, sd_bus_error
 		 * e.g. a persistent request's creator, asked for after a restart. */
 		log_full_errno(r == -ENXIO ? LOG_DEBUG : LOG_WARNING, r,
 			       "cannot get credentials of %s from the bus: %m", sender);
-		return sd_bus_error_setf(error, GB_ERROR_PERMISSION,
+		return gb_bus_error_setf(error, GB_ERROR_PERMISSION,
 					 "cannot determine the caller's credentials: %s", strerror(-r));
 	}
 	/* The primary group is among the groups the bus reports. */

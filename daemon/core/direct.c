@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus-error.h"
 #include "access.h"
 #include "announce.h"
 #include "broker.h"
@@ -25,11 +26,11 @@ int direct_check_request(Broker *b, const struct gb_caller *caller, unsigned int
 		if (gb_policy_check_direct(b->policy, &id, caller, msg, sizeof(msg)) < 0) {
 			log_notice("uid %u denied a direct request of %s:%u: %s", (unsigned)caller->uid,
 				   id.chip_name, id.offset, msg);
-			return sd_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
+			return gb_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 		}
 		if (lines[i]->n_watchers) {
 			line_describe(lines[i], what, sizeof(what));
-			return sd_bus_error_setf(error, GB_ERROR_BUSY,
+			return gb_bus_error_setf(error, GB_ERROR_BUSY,
 						 "line %s has %u watcher(s): a direct request leaves "
 						 "its edges to its owner alone, so it takes only a line "
 						 "nobody watches", what, lines[i]->n_watchers);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "bus-error.h"
 #include "access.h"
 #include "broker.h"
 #include "client.h"
@@ -46,13 +47,13 @@ int request_reconfigure(Request *req, const struct gb_caller *caller, unsigned i
 
 		/* gpio_direction_output() takes its value: no implicit level. */
 		if (to_output && !(u->set & GB_FIELD_VALUE)) {
-			ret = sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+			ret = gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 						"line %u: switching to output needs 'value'", idx[i]);
 			goto revert;
 		}
 		gb_line_config_merge(&rl->config, u);
 		if (gb_line_config_validate(&rl->config, msg, sizeof(msg)) < 0) {
-			ret = sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS, "line %u: %s", idx[i], msg);
+			ret = gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS, "line %u: %s", idx[i], msg);
 			goto revert;
 		}
 		{
@@ -65,7 +66,7 @@ int request_reconfigure(Request *req, const struct gb_caller *caller, unsigned i
 					       req->client ? req->client->name : NULL,
 					       "reconfiguring", rl->line, req->path, req->label, msg,
 					       sizeof(msg));
-				ret = sd_bus_error_setf(error, GB_ERROR_PERMISSION, "line %u: %s",
+				ret = gb_bus_error_setf(error, GB_ERROR_PERMISSION, "line %u: %s",
 							idx[i], msg);
 				goto revert;
 			}

@@ -5,6 +5,7 @@
  * unique across chips; an ambiguous one is refused rather than resolved to
  * whichever chip came first.
  */
+#include "bus-error.h"
 #include "lookup.h"
 
 #include <errno.h>
@@ -41,10 +42,10 @@ int line_resolve_alias(Broker *b, const char *alias, Line **ret, sd_bus_error *e
 			}
 		}
 	if (!found)
-		return sd_bus_error_setf(error, GB_ERROR_NOT_FOUND,
+		return gb_bus_error_setf(error, GB_ERROR_NOT_FOUND,
 					 "alias '%s' of %s names a line that is not present", alias, where);
 	if (n > 1)
-		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+		return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 					 "alias '%s' of %s matches %u lines; the policy must name one chip",
 					 alias, where, n);
 	*ret = found;
@@ -62,15 +63,15 @@ int line_resolve(Broker *b, const struct gb_linespec *ls, Line **ret, sd_bus_err
 	case GB_LINESPEC_PATH:
 		found = line_from_path(b->chips, ls->text);
 		if (!found)
-			return sd_bus_error_setf(error, GB_ERROR_NOT_FOUND, "no line object %s", ls->text);
+			return gb_bus_error_setf(error, GB_ERROR_NOT_FOUND, "no line object %s", ls->text);
 		break;
 	case GB_LINESPEC_CHIP_OFFSET:
 		c = chip_find(b->chips, ls->text);
 		if (!c)
-			return sd_bus_error_setf(error, GB_ERROR_NOT_FOUND,
+			return gb_bus_error_setf(error, GB_ERROR_NOT_FOUND,
 						 "no chip named or labelled '%s'", ls->text);
 		if (ls->offset >= c->num_lines)
-			return sd_bus_error_setf(error, GB_ERROR_NOT_FOUND,
+			return gb_bus_error_setf(error, GB_ERROR_NOT_FOUND,
 						 "chip %s has %u lines (0-%u); there is no line %u",
 						 c->name, c->num_lines, c->num_lines - 1, ls->offset);
 		found = &c->lines[ls->offset];
@@ -94,10 +95,10 @@ int line_resolve(Broker *b, const struct gb_linespec *ls, Line **ret, sd_bus_err
 					 len ? ", " : "", c->name, i);
 			}
 		if (!found)
-			return sd_bus_error_setf(error, GB_ERROR_NOT_FOUND, "no line named '%s'",
+			return gb_bus_error_setf(error, GB_ERROR_NOT_FOUND, "no line named '%s'",
 						 ls->text);
 		if (matches > 1)
-			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+			return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 						 "line name '%s' is not unique (%s); use CHIP:OFFSET",
 						 ls->text, others);
 		break;
@@ -114,7 +115,7 @@ int line_resolve_spec(Broker *b, const char *spec, Line **ret, sd_bus_error *err
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
-		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+		return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 					 "'%s' is not a line: use an alias, a line name, CHIP:OFFSET or an object path",
 					 spec);
 	r = line_resolve(b, &ls, ret, error);

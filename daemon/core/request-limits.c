@@ -21,6 +21,7 @@
  * its replies.
  */
 
+#include "bus-error.h"
 #include "request-limits.h"
 
 #include "broker.h"
@@ -46,7 +47,7 @@ int limits_check_request(Broker *b, const Client *c, unsigned int n_lines, bool 
 		if (held >= lim->max_persistent_per_uid) {
 			log_notice("uid %u (%s) refused a persistent request: limit of %u reached",
 				   (unsigned)c->uid, c->name, lim->max_persistent_per_uid);
-			return sd_bus_error_setf(error, GB_ERROR_LIMITS_EXCEEDED,
+			return gb_bus_error_setf(error, GB_ERROR_LIMITS_EXCEEDED,
 						 "uid %u already holds %u persistent request(s), the "
 						 "limit (--max-persistent-per-uid); release one first",
 						 (unsigned)c->uid, held);
@@ -64,14 +65,14 @@ int limits_check_request(Broker *b, const Client *c, unsigned int n_lines, bool 
 	if (lim->max_requests_per_client && requests >= lim->max_requests_per_client) {
 		log_notice("%s (uid %u) refused a request: limit of %u requests reached", c->name,
 			   (unsigned)c->uid, lim->max_requests_per_client);
-		return sd_bus_error_setf(error, GB_ERROR_LIMITS_EXCEEDED,
+		return gb_bus_error_setf(error, GB_ERROR_LIMITS_EXCEEDED,
 					 "this connection already holds %u request(s), the limit "
 					 "(--max-requests-per-client); release one first", requests);
 	}
 	if (lim->max_lines_per_client && lines + n_lines > lim->max_lines_per_client) {
 		log_notice("%s (uid %u) refused a request: %u + %u lines over the limit of %u",
 			   c->name, (unsigned)c->uid, lines, n_lines, lim->max_lines_per_client);
-		return sd_bus_error_setf(error, GB_ERROR_LIMITS_EXCEEDED,
+		return gb_bus_error_setf(error, GB_ERROR_LIMITS_EXCEEDED,
 					 "this connection holds %u line(s); %u more would pass the "
 					 "limit of %u (--max-lines-per-client)",
 					 lines, n_lines, lim->max_lines_per_client);

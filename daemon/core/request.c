@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Requests: making, linking, releasing and freeing them (request.h). */
+#include "bus-error.h"
 #include "request.h"
 
 #include <assert.h>
@@ -30,7 +31,7 @@ static int check_available(Line *l, sd_bus_error *error)
 	if (l->holder) {
 		Request *h = l->holder;
 
-		return sd_bus_error_setf(error, GB_ERROR_BUSY,
+		return gb_bus_error_setf(error, GB_ERROR_BUSY,
 					 "line %s is held by request %s (label \"%s\", uid %u%s%s)",
 					 what, h->path, h->label, (unsigned)h->uid,
 					 h->persistent ? ", persistent" : "",
@@ -44,7 +45,7 @@ static int check_available(Line *l, sd_bus_error *error)
 	if (gpiod_line_info_is_used(l->info)) {
 		const char *consumer = gpiod_line_info_get_consumer(l->info);
 
-		return sd_bus_error_setf(error, GB_ERROR_BUSY,
+		return gb_bus_error_setf(error, GB_ERROR_BUSY,
 					 "line %s is in use outside the broker (consumer \"%s\")",
 					 what, consumer && *consumer ? consumer : "unknown");
 	}
@@ -55,18 +56,18 @@ int request_kernel_error(sd_bus_error *error, int err, const char *what, const R
 {
 	switch (err) {
 	case EBUSY:
-		return sd_bus_error_setf(error, GB_ERROR_BUSY,
+		return gb_bus_error_setf(error, GB_ERROR_BUSY,
 					 "%s: a line on %s was taken outside the broker meanwhile",
 					 what, rc->chip_name);
 	case EINVAL:
-		return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+		return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 					 "%s: %s refused the line settings (not supported by this chip?)",
 					 what, rc->chip_name);
 	case ENODEV:
-		return sd_bus_error_setf(error, GB_ERROR_CHIP_GONE, "%s: chip %s is gone",
+		return gb_bus_error_setf(error, GB_ERROR_CHIP_GONE, "%s: chip %s is gone",
 					 what, rc->chip_name);
 	default:
-		return sd_bus_error_setf(error, GB_ERROR_FAILED, "%s on %s failed: %s",
+		return gb_bus_error_setf(error, GB_ERROR_FAILED, "%s on %s failed: %s",
 					 what, rc->chip_name, strerror(err));
 	}
 }
@@ -302,7 +303,7 @@ int request_new(Broker *b, Client *owner, const char *label, bool persistent, bo
 			return r;
 		for (unsigned int j = 0; j < i; j++)
 			if (lines[j] == lines[i])
-				return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+				return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 							 "line %s:%u is listed twice",
 							 lines[i]->chip->name, lines[i]->offset);
 	}
@@ -595,12 +596,12 @@ int request_check_usable(Request *req, unsigned int n, const unsigned int *idx,
 			 sd_bus_error *error)
 {
 	if (req->chip_gone)
-		return sd_bus_error_setf(error, GB_ERROR_CHIP_GONE,
+		return gb_bus_error_setf(error, GB_ERROR_CHIP_GONE,
 					 "request %s lost a chip that was unplugged; release it",
 					 req->path);
 	for (unsigned int i = 0; i < n; i++)
 		if (idx[i] >= req->n_lines)
-			return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+			return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 						 "index %u out of range: request %s has %u line(s), 0-%u",
 						 idx[i], req->path, req->n_lines, req->n_lines - 1);
 	return 0;

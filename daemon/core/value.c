@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "bus-error.h"
 #include "broker.h"
 #include "chip.h"
 #include "log.h"
@@ -59,14 +60,14 @@ int request_set_values(Request *req, unsigned int n, const unsigned int *idx,
 				line_describe(rl->line, what, sizeof(what));
 			else
 				snprintf(what, sizeof(what), "%s:%u", rl->rc->chip_name, rl->offset);
-			return sd_bus_error_setf(error, GB_ERROR_NOT_OUTPUT,
+			return gb_bus_error_setf(error, GB_ERROR_NOT_OUTPUT,
 						 "line %u of request %s, %s, is not an output; "
 						 "set its direction to output first",
 						 idx[i], req->path, what);
 		}
 		for (unsigned int j = 0; j < i; j++)
 			if (idx[j] == idx[i] && values[j] != values[i])
-				return sd_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
+				return gb_bus_error_setf(error, GB_ERROR_INVALID_ARGS,
 							 "line %u is given two different values", idx[i]);
 	}
 	for (unsigned int k = 0; k < req->n_chips; k++) {

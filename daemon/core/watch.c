@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Watches (watch.h). */
+#include "bus-error.h"
 #include "watch.h"
 
 #include <assert.h>
@@ -64,20 +65,20 @@ static int source_open(Line *l, sd_bus_error *error)
 	int r;
 
 	if (!l->chip->gc)
-		return sd_bus_error_setf(error, GB_ERROR_CHIP_GONE, "chip %s is gone", l->chip->name);
+		return gb_bus_error_setf(error, GB_ERROR_CHIP_GONE, "chip %s is gone", l->chip->name);
 	/* The cache may lag the kernel (a release we just did): ask it. */
 	line_refresh_info(l);
 	if (gpiod_line_info_is_used(l->info)) {
 		const char *consumer = gpiod_line_info_get_consumer(l->info);
 
-		return sd_bus_error_setf(error, GB_ERROR_BUSY,
+		return gb_bus_error_setf(error, GB_ERROR_BUSY,
 					 "line %s:%u is in use outside the broker (consumer \"%s\"); "
 					 "it cannot be watched", l->chip->name, l->offset,
 					 consumer && *consumer ? consumer : "unknown");
 	}
 	if (gpiod_line_info_get_direction(l->info) == GPIOD_LINE_DIRECTION_OUTPUT)
 		/* Requesting it as an input to watch it would change what it drives. */
-		return sd_bus_error_setf(error, GB_ERROR_BUSY,
+		return gb_bus_error_setf(error, GB_ERROR_BUSY,
 					 "line %s:%u is an output nobody holds; watching it would "
 					 "make it an input", l->chip->name, l->offset);
 
@@ -99,7 +100,7 @@ static int source_open(Line *l, sd_bus_error *error)
 		lreq_release(&s->lreq);
 		free(s);
 		if (r == -EBUSY)
-			return sd_bus_error_setf(error, GB_ERROR_BUSY,
+			return gb_bus_error_setf(error, GB_ERROR_BUSY,
 						 "line %s:%u was taken outside the broker meanwhile",
 						 l->chip->name, l->offset);
 		return sd_bus_error_set_errno(error, r);
@@ -296,7 +297,7 @@ int watch_new(Broker *b, Client *c, Line *l, Watch **ret, struct gb_event *initi
 	if (l->holder && l->holder_lreq && l->holder_lreq->shared)
 		/* Its owner reads the edges from its own copy of the fd; the broker
 		 * reading them too would take them from the owner. */
-		return sd_bus_error_setf(error, GB_ERROR_BUSY,
+		return gb_bus_error_setf(error, GB_ERROR_BUSY,
 					 "line %s:%u is held by a direct request (label \"%s\"), whose "
 					 "owner reads its edges from the kernel itself: it has no watchers",
 					 l->chip->name, l->offset,

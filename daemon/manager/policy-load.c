@@ -12,6 +12,7 @@
 #include <time.h>
 #include <systemd/sd-daemon.h>
 
+#include "bus-error.h"
 #include "access.h"
 #include "announce.h"
 #include "chip.h"
@@ -137,7 +138,7 @@ static int reject(Broker *b, bool initial, char **errors, char **warnings, sd_bu
 		b->policy_status.loaded_usec = 0;
 	set_status(b, POLICY_REJECTED, errors, warnings);
 	if (!initial)
-		return sd_bus_error_setf(error, GB_ERROR_POLICY, "%s",
+		return gb_bus_error_setf(error, GB_ERROR_POLICY, "%s",
 					 text ? text : "policy rejected, nothing changed");
 	return 0;
 }

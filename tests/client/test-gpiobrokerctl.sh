@@ -501,6 +501,12 @@ run gb-carol info "$chip:5"
 check "info: the text too (the broker's objects are read)" 0 "$rc"
 run gb-alice status --json
 json "status --json with it" 'd["running"] and d["chips"] == 1'
+# Asked for, the line is Busy, and the error quotes that consumer as UTF-8 (sd-bus
+# could not send it otherwise: the call would wait for its timeout).
+out=$(timeout 20 "$ctl" get "$chip:5" 2>&1); rc=$?
+check "get of that line: busy at once (exit 4), not a timeout" 4 "$rc"
+case "$out" in *"in use outside the broker"*"bad$(printf '\357\277\275\357\277\275')x"*) ok "the Busy error quotes its consumer with U+FFFD" ;;
+*) not_ok "the Busy error quotes its consumer with U+FFFD (got: $out)" ;; esac
 kill "$spid"; wait "$spid" 2>/dev/null
 
 kill "$bpid"
