@@ -266,7 +266,9 @@ struct edge_rec {
 	long long *lat; /* latency samples of the series being measured, or NULL */
 	int n_lat, max_lat;
 	unsigned int lat_off, marker_off;
-	uint64_t delivered, lost, last_gseq, last_ts;
+	const char *name;
+	uint64_t delivered, lost, last_gseq, last_seqno, last_ts;
+	uint64_t max_gseq; /* libgpiod: the highest global seqno read */
 	uint64_t disorder; /* events whose global seqno was not above the one before */
 	uint64_t marks;     /* marker edges so far: the marker line's line_seqno to wait for */
 	uint64_t marks_seen;
@@ -286,39 +288,54 @@ struct path {
 	struct gpiobroker_request *req;
 };
 
+/* An edge as a handler sees it: @c seqno is the broker's (the kernel's global one on
+ * libgpiod), @c lost what the library or the seqno counted lost before it. */
+struct edge_seen {
+	unsigned int off;
+	uint64_t ts, gseq, lseq, seqno, lost;
+};
+
 /* The handler's part, the same for every path: the time first. */
-static void rec_edge(struct edge_rec *r, unsigned int off, uint64_t ts, uint64_t gseq,
-		     uint64_t lseq, uint64_t lost)
+static void rec_edge(struct edge_rec *r, const struct edge_seen *ev)
 {
 	long long now = gb_now_ns();
 
 	/* The kernel numbers a request's events in order: anything else is a bug to
-	 * chase, shown beside the counts. */
-	if (r->delivered && gseq <= r->last_gseq)
-		r->disorder++;
-	if (r->lat && off == r->lat_off && r->n_lat < r->max_lat)
-		r->lat[r->n_lat++] = now - (long long)ts;
+	 * chase, shown beside the counts, the first few with their numbers. */
+	if (r->delivered && ev->gseq <= r->last_gseq && ++r->disorder <= 5)
+		printf("# %s: kernel event %llu (sent as %llu) after %llu (sent as %llu)\n",
+		       r->name, (unsigned long long)ev->gseq, (unsigned long long)ev->seqno,
+		       (unsigned long long)r->last_gseq, (unsigned long long)r->last_seqno);
+	if (r->lat && ev->off == r->lat_off && r->n_lat < r->max_lat)
+		r->lat[r->n_lat++] = now - (long long)ev->ts;
 	r->delivered++;
-	r->lost += lost;
-	r->last_gseq = gseq;
-	r->last_ts = ts;
-	if (off != r->marker_off)
+	r->lost += ev->lost;
+	r->last_gseq = ev->gseq;
+	r->last_seqno = ev->seqno;
+	r->last_ts = ev->ts;
+	if (ev->off != r->marker_off)
 		return;
 	r->marks_seen++;
-	if (lseq == r->marks) {
+	if (ev->lseq == r->marks) {
 		r->marked = true;
-		r->marker_gseq = gseq;
+		r->marker_gseq = ev->gseq;
 	}
 }
 
 static void on_edge(struct gpiobroker_request *req, const struct gpiobroker_event *ev, void *ud)
 {
+	struct edge_seen seen;
+
 	(void)req;
 	if (gpiobroker_event_get_type(ev) != GPIOBROKER_EVENT_EDGE)
 		return;
-	rec_edge(ud, gpiobroker_event_get_offset(ev), gpiobroker_event_get_timestamp_ns(ev),
-		 gpiobroker_event_get_global_seqno(ev), gpiobroker_event_get_line_seqno(ev),
-		 gpiobroker_event_get_lost(ev));
+	seen = (struct edge_seen){ .off = gpiobroker_event_get_offset(ev),
+				   .ts = gpiobroker_event_get_timestamp_ns(ev),
+				   .gseq = gpiobroker_event_get_global_seqno(ev),
+				   .lseq = gpiobroker_event_get_line_seqno(ev),
+				   .seqno = gpiobroker_event_get_seqno(ev),
+				   .lost = gpiobroker_event_get_lost(ev) };
+	rec_edge(ud, &seen);
 }
 
 static void path_open_gpiod(struct path *p)
@@ -364,7 +381,7 @@ static void path_open(struct path *p, const char *chip, unsigned int first, unsi
 {
 	p->first = first;
 	p->n = n;
-	p->rec = (struct edge_rec){ .lat_off = first,
+	p->rec = (struct edge_rec){ .name = p->name, .lat_off = first,
 				    .marker_off = n > 1 ? first + n - 1 : UINT_MAX };
 	if (p->gc)
 		path_open_gpiod(p);
@@ -432,12 +449,22 @@ static void path_process(struct path *p)
 	for (int i = 0; i < n; i++) {
 		struct gpiod_edge_event *ev = gpiod_edge_event_buffer_get_event(p->buf, i);
 		uint64_t gseq = gpiod_edge_event_get_global_seqno(ev);
+		struct edge_seen seen = { .off = gpiod_edge_event_get_line_offset(ev),
+					  .ts = gpiod_edge_event_get_timestamp_ns(ev),
+					  .gseq = gseq,
+					  .lseq = gpiod_edge_event_get_line_seqno(ev),
+					  .seqno = gseq };
 
-		/* The kernel's buffer overflowed: its seqno jumps. */
-		rec_edge(&p->rec, gpiod_edge_event_get_line_offset(ev),
-			 gpiod_edge_event_get_timestamp_ns(ev), gseq,
-			 gpiod_edge_event_get_line_seqno(ev),
-			 gseq > p->rec.last_gseq + 1 ? gseq - p->rec.last_gseq - 1 : 0);
+		/* The kernel's buffer overflowed: its seqno jumps. An event that comes
+		 * after a later one (the kernel's interrupt threads, one per line, can
+		 * queue them so) was counted lost in that jump, and is not. */
+		if (gseq > p->rec.max_gseq + 1)
+			seen.lost = gseq - p->rec.max_gseq - 1;
+		else if (gseq < p->rec.max_gseq)
+			p->rec.lost--;
+		if (gseq > p->rec.max_gseq)
+			p->rec.max_gseq = gseq;
+		rec_edge(&p->rec, &seen);
 	}
 }
 
@@ -817,7 +844,7 @@ static double rate_of(unsigned int lines)
  * the CPU: that is the sim's, rate.sim_max.) */
 static bool step_clean(const struct step *st)
 {
-	return st->lost == 0 && st->unaccounted == 0 && st->disorder == 0;
+	return st->lost == 0 && st->unaccounted == 0;
 }
 
 static void print_step(const struct path *p, const char *what, const struct step *st)
@@ -853,14 +880,20 @@ static void out_burst(const struct path *p, const struct step *st)
 	bench_outf((double)st->unaccounted, "events", "%s.burst_unaccounted", p->name);
 }
 
-/* One step of path @p k, printed; what it left unaccounted added to @p unaccounted. */
+/* A path's counts over all its steps. */
+struct totals {
+	long long unaccounted; /* either way: too few accounted for, or too many */
+	uint64_t disorder;
+};
+
+/* One step of path @p k, printed, and added to its totals @p t. */
 static void run_step(struct edge_bench *e, unsigned int k, const char *what, unsigned int lines,
-		     int periods, bool stall, struct step *st, long long *unaccounted)
+		     int periods, bool stall, struct step *st, struct totals *t)
 {
 	rate_step(e, &e->paths[k], lines, periods, stall, st);
 	print_step(&e->paths[k], what, st);
-	unaccounted[k] += (st->unaccounted < 0 ? -st->unaccounted : st->unaccounted) +
-			  (long long)st->disorder;
+	t->unaccounted += st->unaccounted < 0 ? -st->unaccounted : st->unaccounted;
+	t->disorder += st->disorder;
 }
 
 void edge_bench_rate(struct edge_bench *e, int step_ms, int cpu_edges)
@@ -869,7 +902,8 @@ void edge_bench_rate(struct edge_bench *e, int step_ms, int cpu_edges)
 	struct step cpu[EDGE_PATHS], burst[EDGE_PATHS], stall[EDGE_PATHS];
 	double sustained[EDGE_PATHS] = { 0 }, sim_max = 0;
 	bool failed[EDGE_PATHS] = { false }, sim_ok = true;
-	long long unaccounted[EDGE_PATHS] = { 0 }, all = 0;
+	struct totals tot[EDGE_PATHS] = { 0 };
+	long long all = 0;
 	long long toggler_ns = 0, toggles = 0, coalesced = 0;
 	int periods = step_ms * PERIODS_PER_S / 1000 > 0 ? step_ms * PERIODS_PER_S / 1000 : 1;
 	int cpu_periods = cpu_edges / CPU_LINES > 0 ? cpu_edges / CPU_LINES : 1;
@@ -882,7 +916,7 @@ void edge_bench_rate(struct edge_bench *e, int step_ms, int cpu_edges)
 			unsigned int k = (j + s) % EDGE_PATHS;
 			struct step *st = &steps[s][k];
 
-			run_step(e, k, "rate", ladder[s], periods, false, st, unaccounted);
+			run_step(e, k, "rate", ladder[s], periods, false, st, &tot[k]);
 			/* The sim sustains a rate if the toggler kept its pace, whoever
 			 * received the edges. */
 			sim_ok = sim_ok && st->paced;
@@ -895,12 +929,12 @@ void edge_bench_rate(struct edge_bench *e, int step_ms, int cpu_edges)
 			sim_max = rate_of(ladder[s]);
 	}
 	for (unsigned int k = 0; k < EDGE_PATHS; k++)
-		run_step(e, k, "burst", BURST_LINES, BURST_PERIODS, false, &burst[k], unaccounted);
+		run_step(e, k, "burst", BURST_LINES, BURST_PERIODS, false, &burst[k], &tot[k]);
 	for (unsigned int k = 0; k < EDGE_PATHS; k++)
-		run_step(e, k, "stall", MARKER, STALL_PERIODS, true, &stall[k], unaccounted);
+		run_step(e, k, "stall", MARKER, STALL_PERIODS, true, &stall[k], &tot[k]);
 	shifter_start(e, e->sim, e->first);
 	for (unsigned int k = 0; k < EDGE_PATHS; k++) {
-		run_step(e, k, "cpu", CPU_LINES, cpu_periods, false, &cpu[k], unaccounted);
+		run_step(e, k, "cpu", CPU_LINES, cpu_periods, false, &cpu[k], &tot[k]);
 		toggler_ns += cpu[k].toggler_cpu_ns;
 		toggles += cpu[k].toggles;
 	}
@@ -914,9 +948,11 @@ void edge_bench_rate(struct edge_bench *e, int step_ms, int cpu_edges)
 		bench_outf(sustained[k], "edges/s", "rate.%s.sustained", e->paths[k].name);
 		bench_outf((double)stall[k].lost, "events", "rate.%s.stall_lost_counted",
 			   e->paths[k].name);
-		bench_outf((double)unaccounted[k], "events", "rate.%s.unaccounted",
+		bench_outf((double)tot[k].unaccounted, "events", "rate.%s.unaccounted",
 			   e->paths[k].name);
-		all += unaccounted[k];
+		bench_outf((double)tot[k].disorder, "events", "rate.%s.out_of_order",
+			   e->paths[k].name);
+		all += tot[k].unaccounted;
 	}
 	for (unsigned int k = EDGE_DIRECT; k < EDGE_PATHS; k++)
 		bench_outf(share(sustained[k], sustained[EDGE_GPIOD]), "x",
