@@ -16,7 +16,10 @@ long gb_proc_status_kib(pid_t pid, const char *field);
 long gb_proc_pss_kib(pid_t pid);
 /** Number of open file descriptors (entries of /proc/PID/fd), or -1. */
 int gb_proc_fd_count(pid_t pid);
-/** utime + stime in nanoseconds (from clock ticks), or -1. */
+/**
+ * utime + stime in nanoseconds: the process's CPU clock (clock_getcpuclockid()), else
+ * /proc/PID/stat's clock ticks; -1 if neither can be read.
+ */
 long long gb_proc_cpu_ns(pid_t pid);
 /** Raise this process's soft open-file limit to the hard one; returns the new soft limit. */
 long gb_raise_fd_limit(void);

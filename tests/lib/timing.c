@@ -48,3 +48,14 @@ long long gb_percentile(const long long *sorted, int n, int pct)
 
 	return sorted[i < n ? i : n - 1];
 }
+
+struct gb_pct gb_pct_us(long long *v, int n)
+{
+	struct gb_pct p;
+
+	gb_sort_samples(v, n);
+	p.p50 = gb_percentile(v, n, 50) / 1e3;
+	p.p90 = gb_percentile(v, n, 90) / 1e3;
+	p.p99 = gb_percentile(v, n, 99) / 1e3;
+	return p;
+}

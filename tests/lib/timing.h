@@ -33,4 +33,12 @@ void gb_sort_samples(long long *v, int n);
  */
 long long gb_percentile(const long long *sorted, int n, int pct);
 
+/** A series' p50, p90 and p99, in µs. */
+struct gb_pct {
+	double p50, p90, p99;
+};
+
+/** Sort @p n > 0 samples in ns (in place) and take their percentiles in µs. */
+struct gb_pct gb_pct_us(long long *v, int n);
+
 #endif
