@@ -201,7 +201,10 @@ static void reqchip_on_edges(void *userdata, const struct gb_edge *ev, int n)
 			rc->seqno_unknown = false; /* adopted: no gap to measure */
 		else if (gseq > rc->last_global_seqno + 1)
 			flow_lost(&req->flow, gseq - rc->last_global_seqno - 1);
-		rc->last_global_seqno = gseq;
+		/* One that comes after a later one (a read apart, irq.c) was counted in
+		 * that one's gap; the numbering goes on from the later one. */
+		if (gseq > rc->last_global_seqno)
+			rc->last_global_seqno = gseq;
 		if (req->mark)
 			req->mark->seq[rc - req->chips] = gseq; /* for the next broker's gap */
 		if (idx < 0)

@@ -192,7 +192,9 @@ void watch_fan_out(Line *l, const struct gb_edge *ev)
 		/* The kernel numbers each line's events: a gap is this line's loss. */
 		if (w->last_line_seqno != LSEQ_UNKNOWN && ev->line_seqno > w->last_line_seqno + 1)
 			flow_lost(&w->flow, ev->line_seqno - w->last_line_seqno - 1);
-		w->last_line_seqno = ev->line_seqno;
+		/* Late (irq.c): counted in the gap before, the numbering goes on. */
+		if (w->last_line_seqno == LSEQ_UNKNOWN || ev->line_seqno > w->last_line_seqno)
+			w->last_line_seqno = ev->line_seqno;
 		if (w->mark)
 			w->mark->seq[0] = ev->line_seqno;
 		if (w->since_valid && ev->timestamp_ns <= w->since_ns)
