@@ -5,16 +5,17 @@
  * none of the library's handles: an edge goes up to the function the request gave
  * at gb_direct_open(), with its subscription.
  *
- * The fds are dups of the broker's: they share one open file description, so
- * nothing here changes its flags (O_NONBLOCK would change the broker's too). A
- * read is preceded by a zero-timeout poll() instead, so it never blocks.
+ * The fds are dups of the broker's: they share one open file description, whose
+ * O_NONBLOCK is set here so that a read never blocks. The broker reads no events
+ * of a direct request (they are its owner's), and its ioctls do not care.
+ * Each line fd is in the handle's epoll set on its own: the caller's epoll_wait()
+ * names the fd, and its edges are one read() away.
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/gpio.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -26,6 +27,7 @@
 #define EVENT_BATCH 16
 
 struct line_fd {
+	struct gb_source src;        /* GB_SOURCE_LINE, for the epoll set */
 	struct gb_direct_req *req;
 	char *chip;
 	int fd;
@@ -51,9 +53,7 @@ struct gb_direct_req {
 };
 
 struct gb_direct_conn {
-	int epfd;               /* -1 until the first direct request */
-	int bus_fd;             /* registered in epfd, -1 if not */
-	uint32_t bus_events;
+	int epfd;               /* the handle's (not ours to close); -1 until the first */
 	struct gb_direct_req *reqs;
 	unsigned int delivering; /* nesting of edge delivery: frees are deferred */
 	sd_event *event;
@@ -64,10 +64,8 @@ static struct gb_direct_conn *conn_get(struct gb_direct_conn **connp)
 {
 	if (!*connp) {
 		*connp = calloc(1, sizeof(**connp));
-		if (*connp) {
+		if (*connp)
 			(*connp)->epfd = -1;
-			(*connp)->bus_fd = -1;
-		}
 	}
 	return *connp;
 }
@@ -76,9 +74,10 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata);
 
 static int line_fd_watch(struct gb_direct_conn *c, struct line_fd *lf)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = lf };
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &lf->src };
 	int r;
 
+	lf->src.kind = GB_SOURCE_LINE;
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, lf->fd, &ev) < 0)
 		return -errno;
 	if (!c->event)
@@ -163,6 +162,8 @@ static int read_entry(sd_bus_message *reply, struct line_fd *lf)
 	lf->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (lf->fd < 0)
 		return -errno;
+	if (fcntl(lf->fd, F_SETFL, fcntl(lf->fd, F_GETFL) | O_NONBLOCK) < 0)
+		return -errno;
 	lf->chip = strdup(chip);
 	if (!lf->chip)
 		return -ENOMEM;
@@ -176,9 +177,10 @@ static int read_entry(sd_bus_message *reply, struct line_fd *lf)
 	return 1;
 }
 
-int gb_direct_open(struct gb_direct_conn **connp, sd_bus *bus, const char *path, size_t n_lines,
-		   char *const *chips, const unsigned int *offsets, gb_direct_edge_fn on_edge,
-		   struct gb_subscription *sub, struct gb_direct_req **ret, sd_bus_error *e)
+int gb_direct_open(struct gb_direct_conn **connp, sd_bus *bus, int epfd, const char *path,
+		   size_t n_lines, char *const *chips, const unsigned int *offsets,
+		   gb_direct_edge_fn on_edge, struct gb_subscription *sub,
+		   struct gb_direct_req **ret, sd_bus_error *e)
 {
 	struct gb_direct_conn *c = conn_get(connp);
 	sd_bus_message *reply = NULL;
@@ -187,22 +189,7 @@ int gb_direct_open(struct gb_direct_conn **connp, sd_bus *bus, const char *path,
 
 	if (!c)
 		return -ENOMEM;
-	if (c->epfd < 0) {
-		c->epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (c->epfd < 0)
-			return -errno;
-	}
-	if (c->bus_fd < 0) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
-		int fd = sd_bus_get_fd(bus);
-
-		if (fd < 0)
-			return fd;
-		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
-			return -errno;
-		c->bus_fd = fd;
-		c->bus_events = EPOLLIN;
-	}
+	c->epfd = epfd;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
@@ -279,8 +266,6 @@ void gb_direct_conn_free(struct gb_direct_conn *c)
 		d->dead = true;
 	sweep(c);
 	c->event = sd_event_unref(c->event);
-	if (c->epfd >= 0)
-		close(c->epfd);
 	free(c);
 }
 
@@ -338,38 +323,61 @@ int gb_direct_set(struct gb_direct_req *d, size_t n, const unsigned int idx[], c
 	return 0;
 }
 
+/* Stop waking for @p lf: its chip is gone (the broker says ChipGone). */
+static void line_fd_quiet(struct line_fd *lf)
+{
+	if (lf->req->conn->epfd >= 0)
+		epoll_ctl(lf->req->conn->epfd, EPOLL_CTL_DEL, lf->fd, NULL);
+	lf->source = sd_event_source_disable_unref(lf->source);
+}
+
 /* Read what @p lf has queued now, delivering each edge. Count, or -errno. */
 static int read_fd(struct line_fd *lf)
 {
 	struct gb_direct_req *d = lf->req;
 	struct gpio_v2_line_event ev[EVENT_BATCH];
-	struct pollfd p = { .fd = lf->fd, .events = POLLIN };
 	ssize_t len;
 	int n = 0;
 
-	if (lf->fd < 0 || poll(&p, 1, 0) <= 0)
+	if (lf->fd < 0)
 		return 0;
-	if (!(p.revents & POLLIN)) {
-		/* Hung up (the chip is gone): stop waking for it; the broker says ChipGone. */
-		if (d->conn->epfd >= 0)
-			epoll_ctl(d->conn->epfd, EPOLL_CTL_DEL, lf->fd, NULL);
-		lf->source = sd_event_source_disable_unref(lf->source);
-		return 0;
-	}
+again:
 	len = read(lf->fd, ev, sizeof(ev));
-	if (len < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	if (len < 0) {
+		int err = errno;
+
+		if (err == EAGAIN || err == EINTR)
+			return 0;
+		line_fd_quiet(lf);
+		return err == ENODEV ? 0 : -err;
+	}
+	/* In the kernel's own order (its interrupt threads may queue two lines' edges
+	 * the other way round): a gap within one read is then a loss. */
+	for (size_t i = 1; i < (size_t)len / sizeof(ev[0]); i++) {
+		struct gpio_v2_line_event t = ev[i];
+		size_t j = i;
+
+		for (; j > 0 && ev[j - 1].seqno > t.seqno; j--)
+			ev[j] = ev[j - 1];
+		ev[j] = t;
+	}
 	for (size_t e = 0; e < (size_t)len / sizeof(ev[0]) && !d->dead; e++) {
-		bool rising = ev[e].id == GPIO_V2_LINE_EVENT_RISING_EDGE;
+		bool rising = ev[e].id == GPIO_V2_LINE_EVENT_RISING_EDGE, late = false;
 		struct gpiobroker_event edge;
 		uint64_t lost = 0;
 		int index = -1;
 
-		/* A gap in the kernel's seqno: its buffer overflowed, counted as lost. */
+		/* A gap in the kernel's seqno: its buffer overflowed, counted as lost. An
+		 * event numbered below the last one came late (the kernel numbers lines'
+		 * edges as their interrupts come, and queues them as its threads run):
+		 * the gap that counted it lost is taken back. */
 		if (lf->have_seqno && ev[e].seqno > lf->last_seqno + 1)
 			lost = ev[e].seqno - lf->last_seqno - 1;
+		if (lf->have_seqno && ev[e].seqno <= lf->last_seqno)
+			late = true;
+		else
+			lf->last_seqno = ev[e].seqno;
 		lf->have_seqno = true;
-		lf->last_seqno = ev[e].seqno;
 		for (size_t i = 0; i < d->n_lines; i++)
 			if (&d->fds[d->line_fd[i]] == lf && d->line_off[i] == ev[e].offset)
 				index = (int)i;
@@ -384,10 +392,25 @@ static int read_fd(struct line_fd *lf)
 			.value = rising, .timestamp_ns = ev[e].timestamp_ns,
 			.global_seqno = ev[e].seqno, .line_seqno = ev[e].line_seqno,
 		};
-		if (!d->on_edge(d->sub, &edge, lost))
-			break;
+		if (!d->on_edge(d->sub, &edge, lost, late))
+			return n;
 	}
+	/* A full buffer: there may be more. */
+	if (len == sizeof(ev) && !d->dead && lf->fd >= 0)
+		goto again;
 	return n;
+}
+
+void gb_direct_hold(struct gb_direct_conn *c)
+{
+	if (c)
+		c->delivering++;
+}
+
+void gb_direct_release(struct gb_direct_conn *c)
+{
+	if (c && !--c->delivering)
+		sweep(c);
 }
 
 static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -395,54 +418,50 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	struct line_fd *lf = userdata;
 	struct gb_direct_conn *c = lf->req->conn;
 
-	c->delivering++;
+	gb_direct_hold(c);
 	read_fd(lf);
-	c->delivering--;
-	if (!c->delivering)
-		sweep(c);
+	gb_direct_release(c);
 	return 0;
 }
 
-int gb_direct_process(struct gb_direct_conn *c)
+int gb_direct_read(struct gb_source *src, uint32_t revents)
+{
+	struct line_fd *lf = gb_container_of(src, struct line_fd, src);
+
+	if (lf->fd < 0 || lf->req->dead)
+		return 0;
+	if (!(revents & EPOLLIN)) {
+		/* Hung up without anything to read: the chip is gone. */
+		if (revents & (EPOLLHUP | EPOLLERR))
+			line_fd_quiet(lf);
+		return 0;
+	}
+	return read_fd(lf);
+}
+
+int gb_direct_process(struct gb_direct_conn *c, struct gb_direct_req *only)
 {
 	int total = 0, r = 0;
 
 	if (!c)
 		return 0;
-	c->delivering++;
-	for (struct gb_direct_req *d = c->reqs; d && r >= 0; d = d->next)
+	gb_direct_hold(c);
+	for (struct gb_direct_req *d = c->reqs; d && r >= 0; d = d->next) {
+		if (only && d != only)
+			continue;
 		for (size_t k = 0; !d->dead && k < d->n_fds && r >= 0; k++) {
 			r = read_fd(&d->fds[k]);
 			if (r > 0)
 				total += r;
 		}
-	c->delivering--;
-	if (!c->delivering)
-		sweep(c);
+	}
+	gb_direct_release(c);
 	return r < 0 ? r : total;
 }
 
-int gb_direct_conn_fd(struct gb_direct_conn *c)
+int gb_direct_req_fd(const struct gb_direct_req *d)
 {
-	return c && c->epfd >= 0 ? c->epfd : -1;
-}
-
-/* The bus fd in epfd waits for what sd-bus wants now (POLLOUT while it has
- * something to write). */
-int gb_direct_conn_events(struct gb_direct_conn *c, sd_bus *bus)
-{
-	int want = sd_bus_get_events(bus);
-
-	if (want < 0)
-		return want;
-	if ((uint32_t)want != c->bus_events) {
-		struct epoll_event ev = { .events = (uint32_t)want, .data.ptr = NULL };
-
-		if (epoll_ctl(c->epfd, EPOLL_CTL_MOD, c->bus_fd, &ev) < 0)
-			return -errno;
-		c->bus_events = (uint32_t)want;
-	}
-	return POLLIN;
+	return d->n_fds == 1 ? d->fds[0].fd : -EXDEV;
 }
 
 int gb_direct_attach_event(struct gb_direct_conn **connp, sd_event *e, int priority)

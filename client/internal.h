@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
@@ -29,6 +30,18 @@
 
 struct gb_direct_conn;
 struct gb_direct_req;
+
+/*
+ * What woke the handle's epoll fd (gpiobroker_get_fd()): its data points at one of
+ * these, first in what it stands for. One flat set, no epoll nested in another: a
+ * line fd's edge is one epoll_wait() and one read() away from its handler.
+ */
+enum gb_source_kind { GB_SOURCE_BUS, GB_SOURCE_P2P, GB_SOURCE_LINE };
+struct gb_source {
+	enum gb_source_kind kind;
+};
+/* A connection not in the epoll set. */
+#define GB_EPOLL_NONE UINT32_MAX
 struct gb_pending_request;
 struct gb_subscription;
 
@@ -45,7 +58,16 @@ struct gpiobroker {
 	sd_bus_message_handler_t on_signal;
 	enum gpiobroker_transport want; /* what the caller asked for (never _AUTO here) */
 	bool strict;                     /* GPIOBROKER_TRANSPORT_P2P: no fallback at open */
-	int epfd;                        /* both connections, for gpiobroker_get_fd(); -1 none */
+	/* gpiobroker_get_fd(): both connections and every direct line fd, made when a
+	 * private connection may be used or the first direct request is; -1 none. */
+	int epfd;
+	struct gb_source bus_source, p2p_source;
+	uint32_t bus_events, p2p_events; /* what the epoll set waits for of each */
+	/* What gpiobroker_wait()'s epoll_wait() found ready, for the gpiobroker_process()
+	 * that follows: one system call fewer between an edge and its handler. Forgotten
+	 * when a direct request goes (its line fd's entry would point at nothing). */
+	struct epoll_event ready[16];
+	int n_ready;
 	sd_event *event;                 /* gpiobroker_attach_event()'s, for a p2p made later */
 	int event_priority;
 	struct gb_pending_request *pending; /* gpiobroker_request_array_async() calls in flight */
@@ -98,20 +120,26 @@ int gb_append_settings(sd_bus_message *m, const struct gpiobroker_line_settings 
  * One edge read from a line fd, filled in but for its seqno and lost count, is
  * handed to the function given at gb_direct_open() with the subscription given
  * there. @p kernel_lost: events the kernel dropped just before it (a gap in its
- * seqno). It returns false if the handler freed the request: no more edges of it
- * are read in this round.
+ * seqno); @p late: it came after a later one, so that a gap counted it lost before.
+ * It returns false if the handler freed the request: no more edges of it are read
+ * in this round.
  */
 typedef bool (*gb_direct_edge_fn)(struct gb_subscription *sub, struct gpiobroker_event *ev,
-				  uint64_t kernel_lost);
+				  uint64_t kernel_lost, bool late);
 
 /*
  * Ask the broker for the line fds of the request at @p path (GetLineFds) and set
- * them up on @p *connp (made on first use). @p chips and @p offsets are the
- * request's lines in request order. 0 or -errno, the broker's error in @p e.
+ * them up on @p *connp (made on first use), each in the epoll set @p epfd (its
+ * data a struct gb_source of kind GB_SOURCE_LINE, for gb_direct_read()). The fds
+ * are made non-blocking: they share the broker's open file description, and the
+ * broker never reads a direct request's events, so that changes nothing for it.
+ * @p chips and @p offsets are the request's lines in request order. 0 or -errno,
+ * the broker's error in @p e.
  */
-int gb_direct_open(struct gb_direct_conn **connp, sd_bus *bus, const char *path, size_t n_lines,
-		   char *const *chips, const unsigned int *offsets, gb_direct_edge_fn on_edge,
-		   struct gb_subscription *sub, struct gb_direct_req **ret, sd_bus_error *e);
+int gb_direct_open(struct gb_direct_conn **connp, sd_bus *bus, int epfd, const char *path,
+		   size_t n_lines, char *const *chips, const unsigned int *offsets,
+		   gb_direct_edge_fn on_edge, struct gb_subscription *sub,
+		   struct gb_direct_req **ret, sd_bus_error *e);
 /* Close the request's fds (before its Release, so the lines go when the broker lets go). */
 void gb_direct_req_free(struct gb_direct_conn *c, struct gb_direct_req *d);
 void gb_direct_conn_free(struct gb_direct_conn *c);
@@ -120,12 +148,20 @@ void gb_direct_conn_free(struct gb_direct_conn *c);
 int gb_direct_get(struct gb_direct_req *d, size_t n, const unsigned int idx[], int values[]);
 int gb_direct_set(struct gb_direct_req *d, size_t n, const unsigned int idx[], const int values[]);
 
-/* The connection's fd (gpiobroker_get_fd()) becomes an epoll fd over the bus and
- * every line fd once the first direct request is made. */
-int gb_direct_conn_fd(struct gb_direct_conn *c);
-int gb_direct_conn_events(struct gb_direct_conn *c, sd_bus *bus);
-/* Read every readable line fd without blocking, delivering edges. Count or -errno. */
-int gb_direct_process(struct gb_direct_conn *c);
+/*
+ * Edges are read between gb_direct_hold() and gb_direct_release(): a request freed
+ * by a handler meanwhile keeps its memory (its fds closed) until the release, so
+ * that a batch of epoll events may still point at it.
+ */
+void gb_direct_hold(struct gb_direct_conn *c);
+void gb_direct_release(struct gb_direct_conn *c);
+/* What the line fd of @p src (GB_SOURCE_LINE) holds, read once and delivered;
+ * @p revents as epoll said. Edges read, or -errno. */
+int gb_direct_read(struct gb_source *src, uint32_t revents);
+/* Every line fd of @p d (NULL: of every request) read once. Edges read, or -errno. */
+int gb_direct_process(struct gb_direct_conn *c, struct gb_direct_req *d);
+/* The one line fd of @p d; -EXDEV if its lines are on several chips. */
+int gb_direct_req_fd(const struct gb_direct_req *d);
 /* Made on first use, like gb_direct_open(): the loop may come before any request. */
 int gb_direct_attach_event(struct gb_direct_conn **connp, sd_event *e, int priority);
 void gb_direct_detach_event(struct gb_direct_conn *c);
@@ -138,8 +174,12 @@ sd_bus *gb_conn(struct gpiobroker *b);
 int gb_p2p_open(struct gpiobroker *b, const char *dest, sd_bus_error *e);
 /* Calls go by the bus again; @p flush: send what is queued first (a Release). */
 void gb_p2p_drop(struct gpiobroker *b, bool flush);
-/* Keep the epoll set of gpiobroker_get_fd() in step with what each connection waits for. */
+/* Keep the epoll set of gpiobroker_get_fd() in step with what each connection waits
+ * for: a system call only when that changed. */
 void gb_update_epoll(struct gpiobroker *b);
+/* The handle's epoll fd, made now if it has none yet (with the bus connection in
+ * it): for the first direct request on the bus transport. The fd or -errno. */
+int gb_epoll_fd(struct gpiobroker *b);
 /* GPIOBROKER_TRANSPORT's value: "bus", "p2p", anything else (or NULL) _AUTO. */
 enum gpiobroker_transport gb_transport_parse(const char *value);
 /* At open: the private connection if wanted and the broker gives one. */
@@ -215,7 +255,7 @@ void gb_subscription_replay_initial(struct gb_subscription *sub);
 int gb_subscription_on_signal(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int gb_subscription_on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error);
 bool gb_subscription_direct_edge(struct gb_subscription *sub, struct gpiobroker_event *ev,
-				 uint64_t kernel_lost);
+				 uint64_t kernel_lost, bool late);
 
 /* --- rank 5: request.c ------------------------------------------------------------ */
 

@@ -1,37 +1,28 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libgpiobroker in the caller's event loop: the fd to poll (an epoll fd over both
- * connections and the direct requests' line fds), processing what is behind it,
- * waiting, or attaching all of it to an sd-event loop.
+ * connections and the direct requests' line fds, in one flat set), processing
+ * what is behind it, waiting, or attaching all of it to an sd-event loop.
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <time.h>
 
-/* With a private connection possible, the caller polls an epoll fd holding both
- * connections' fds (see gb_transport_start()); otherwise the bus connection's own. */
+/* With a private connection possible or a direct request, the caller polls one epoll
+ * fd over both connections and every line fd (see gb_epoll_fd()); otherwise the bus
+ * connection's own. */
 GB_EXPORT int gpiobroker_get_fd(struct gpiobroker *b)
 {
-	int fd = gb_direct_conn_fd(b->direct);
-
-	/* The epoll fd of the connections holds the direct requests' one too. */
-	if (b->epfd >= 0)
-		return b->epfd;
-	return fd >= 0 ? fd : sd_bus_get_fd(b->bus);
+	return b->epfd >= 0 ? b->epfd : sd_bus_get_fd(b->bus);
 }
 
 GB_EXPORT int gpiobroker_get_events(struct gpiobroker *b)
 {
-	if (b->epfd < 0 && gb_direct_conn_fd(b->direct) < 0)
+	if (b->epfd < 0)
 		return sd_bus_get_events(b->bus);
-	if (gb_direct_conn_fd(b->direct) >= 0) {
-		int r = gb_direct_conn_events(b->direct, b->bus);
-
-		if (r < 0)
-			return r;
-	}
 	gb_update_epoll(b);
 	return POLLIN;
 }
@@ -46,73 +37,126 @@ GB_EXPORT int gpiobroker_get_timeout(struct gpiobroker *b, uint64_t *usec)
 	return r;
 }
 
-GB_EXPORT int gpiobroker_process(struct gpiobroker *b)
+static uint64_t now_usec(void)
 {
-	bool busy = true;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* Does sd-bus have work its fd does not show: messages it read while a call waited
+ * (or its closing to finish), or a call's timeout that has passed? No system call
+ * but where an asynchronous call is in flight. */
+static bool bus_due(sd_bus *bus)
+{
+	uint64_t t;
+
+	if (sd_bus_get_timeout(bus, &t) <= 0)
+		return false;
+	return t == 0 || t <= now_usec();
+}
+
+/* Everything pending on @p bus, if its fd said so (@p must) or sd-bus holds work the
+ * fd does not show; nothing, not even a read that finds the socket empty, if not.
+ * Messages handled, or -errno. */
+static int process_bus(sd_bus *bus, bool must)
+{
 	int n = 0, r;
 
-	/* sd_bus_process() handles one message per call. */
-	while (busy) {
-		busy = false;
-		r = sd_bus_process(b->bus, NULL);
-		if (r < 0)
-			return r;
-		if (r > 0) {
-			n++;
-			busy = true;
-		}
-		if (!b->p2p)
-			continue;
-		r = sd_bus_process(b->p2p, NULL);
-		if (r < 0)
-			/* The broker went: not the caller's error, the bus says the rest. */
-			gb_p2p_drop(b, false);
-		else if (r > 0) {
-			n++;
-			busy = true;
+	if (!must && !bus_due(bus))
+		return 0;
+	while ((r = sd_bus_process(bus, NULL)) > 0)
+		n++;
+	return r < 0 ? r : n;
+}
+
+static int process_p2p(struct gpiobroker *b, bool must)
+{
+	int r;
+
+	if (!b->p2p)
+		return 0;
+	r = process_bus(b->p2p, must);
+	if (r >= 0)
+		return r;
+	/* The broker went: not the caller's error, the bus says the rest. */
+	gb_p2p_drop(b, false);
+	return 0;
+}
+
+GB_EXPORT int gpiobroker_process(struct gpiobroker *b)
+{
+	struct epoll_event *ev = b->ready;
+	bool bus = false, p2p = false;
+	int n = 0, k, r = 0;
+
+	if (b->epfd < 0)
+		return process_bus(b->bus, true);
+	/* What is ready, in one call (or the one gpiobroker_wait() just made): a line
+	 * fd's edges are one read() from here. */
+	k = b->n_ready;
+	b->n_ready = 0;
+	if (k <= 0)
+		k = epoll_wait(b->epfd, ev, GB_ELEMENTSOF(b->ready), 0);
+	if (k < 0)
+		return errno == EINTR ? 0 : -errno;
+	gb_direct_hold(b->direct);
+	for (int i = 0; i < k && r >= 0; i++) {
+		struct gb_source *src = ev[i].data.ptr;
+
+		if (src->kind == GB_SOURCE_LINE) {
+			r = gb_direct_read(src, ev[i].events);
+			n += r > 0 ? r : 0;
+		} else if (src->kind == GB_SOURCE_P2P) {
+			p2p = true;
+		} else {
+			bus = true;
 		}
 	}
-	if (b->direct) {
-		r = gb_direct_process(b->direct);
-		if (r < 0)
-			return r;
-		n += r;
-	}
+	gb_direct_release(b->direct);
+	if (r < 0)
+		return r;
+	r = process_bus(b->bus, bus);
+	if (r < 0)
+		return r;
+	n += r;
+	n += process_p2p(b, p2p);
 	gb_update_epoll(b);
 	return n;
 }
 
 GB_EXPORT int gpiobroker_wait(struct gpiobroker *b, uint64_t timeout_us)
 {
-	struct pollfd p;
 	uint64_t until = UINT64_MAX;
-	struct timespec ts;
 	int r, ms = -1;
 
-	if (b->epfd < 0 && gb_direct_conn_fd(b->direct) < 0)
+	/* Read already and waiting: there is something to process now. */
+	if (bus_due(b->bus) || (b->p2p && bus_due(b->p2p)))
+		return 1;
+	if (b->epfd < 0)
 		return sd_bus_wait(b->bus, timeout_us);
 	r = gpiobroker_get_timeout(b, &until);
 	if (r < 0)
 		return r;
 	if (until != UINT64_MAX) {
-		uint64_t now;
+		uint64_t now = now_usec();
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 		if (until <= now)
-			return 1; /* something is queued already */
+			return 1;
 		if (until - now < timeout_us)
 			timeout_us = until - now;
 	}
 	if (timeout_us != UINT64_MAX)
 		ms = timeout_us / 1000 > 0x7fffffff ? 0x7fffffff : (int)((timeout_us + 999) / 1000);
-	/* One fd holds every connection and line fd, each waiting for what it needs. */
-	r = gpiobroker_get_events(b);
+	/* One fd holds every connection and line fd, each waiting for what it needs;
+	 * what it says is ready is kept for gpiobroker_process(). */
+	gb_update_epoll(b);
+	r = epoll_wait(b->epfd, b->ready, GB_ELEMENTSOF(b->ready), ms);
 	if (r < 0)
-		return r;
-	p = (struct pollfd){ .fd = gpiobroker_get_fd(b), .events = POLLIN };
-	r = poll(&p, 1, ms);
-	return r < 0 ? -errno : r;
+		return -errno;
+	b->n_ready = r;
+	return r > 0;
 }
 
 GB_EXPORT int gpiobroker_attach_event(struct gpiobroker *b, struct sd_event *e, int priority)

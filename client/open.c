@@ -23,6 +23,9 @@ static struct gpiobroker *adopt(sd_bus *bus, enum gpiobroker_transport transport
 	}
 	b->bus = bus;
 	b->epfd = -1;
+	b->bus_source.kind = GB_SOURCE_BUS;
+	b->p2p_source.kind = GB_SOURCE_P2P;
+	b->bus_events = b->p2p_events = GB_EPOLL_NONE;
 	/* A connection the caller already runs in an event loop: the private one
 	 * joins it there. */
 	if (sd_bus_get_event(bus)) {

@@ -25,6 +25,7 @@ static void request_free_handle(struct gpiobroker_request *req)
 	/* The fds go at once, also from a handler: the handle may outlive this call. */
 	if (req->direct) {
 		gb_direct_req_free(req->sub.b->direct, req->direct);
+		req->sub.b->n_ready = 0;
 		req->direct = NULL;
 	}
 	if (gb_subscription_end(&req->sub))
@@ -198,8 +199,12 @@ static int open_direct(struct gpiobroker_request *req)
 	struct gb_subscription *sub = &req->sub;
 	struct gpiobroker *b = sub->b;
 	sd_bus_error e = SD_BUS_ERROR_NULL;
-	int r = gb_direct_open(&b->direct, gb_conn(b), sub->path, sub->n_lines, sub->chips,
-			       sub->offsets, gb_subscription_direct_edge, sub, &req->direct, &e);
+	int r = gb_epoll_fd(b);
+
+	if (r >= 0)
+		r = gb_direct_open(&b->direct, gb_conn(b), r, sub->path, sub->n_lines, sub->chips,
+				   sub->offsets, gb_subscription_direct_edge, sub, &req->direct,
+				   &e);
 
 	if (r < 0) {
 		r = gb_fail(b, &e, r);
@@ -404,6 +409,7 @@ GB_EXPORT int gpiobroker_free(struct gpiobroker_request *req)
 	/* Our copies of the line fds first: when Release returns, the kernel has the
 	 * lines back, not still held by them. */
 	gb_direct_req_free(b->direct, req->direct);
+	b->n_ready = 0;
 	req->direct = NULL;
 	r = sd_bus_call_method(gb_conn(b), GB_BUS_NAME, req->sub.path, GB_IFACE_REQUEST, "Release",
 			       &e, NULL, "");

@@ -144,8 +144,16 @@ static void on_edge(struct gb_subscription *sub, sd_bus_message *m)
 
 /* An edge read from a direct request's line fd (direct.c), no broker in the path. */
 bool gb_subscription_direct_edge(struct gb_subscription *sub, struct gpiobroker_event *ev,
-				 uint64_t kernel_lost)
+				 uint64_t kernel_lost, bool late)
 {
+	/* Counted lost by the gap it left: it is not, after all. Already told in an
+	 * earlier event's lost count, it comes out of the total at least. */
+	if (late) {
+		if (sub->pending_lost)
+			sub->pending_lost--;
+		else if (sub->total_lost)
+			sub->total_lost--;
+	}
 	/* Numbered here as the broker numbers what it sends (1, 2, ...); the kernel's
 	 * own gaps are the loss. One more edge while this handle's handler runs (it
 	 * processed from inside) is counted lost too. */

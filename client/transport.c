@@ -22,34 +22,45 @@ static uint32_t epoll_events(int events)
 	return (events & POLLIN ? EPOLLIN : 0) | (events & POLLOUT ? EPOLLOUT : 0);
 }
 
+/* @p bus in the epoll set as @p src, waiting for what sd-bus wants now; *@p have is
+ * what it waits for already (GB_EPOLL_NONE: not in the set). */
+static void epoll_sync(struct gpiobroker *b, sd_bus *bus, struct gb_source *src, uint32_t *have)
+{
+	struct epoll_event ev = { .data.ptr = src };
+	int fd = sd_bus_get_fd(bus), events = sd_bus_get_events(bus);
+
+	if (fd < 0 || events < 0)
+		return;
+	ev.events = epoll_events(events);
+	if (ev.events == *have)
+		return;
+	if (epoll_ctl(b->epfd, *have == GB_EPOLL_NONE ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev) < 0 &&
+	    epoll_ctl(b->epfd, *have == GB_EPOLL_NONE ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) < 0)
+		return;
+	*have = ev.events;
+}
+
 void gb_update_epoll(struct gpiobroker *b)
 {
-	sd_bus *buses[2] = { b->bus, b->p2p };
-
 	if (b->epfd < 0)
 		return;
-	for (int i = 0; i < 2; i++) {
-		struct epoll_event ev = { 0 };
-		int fd, events;
+	epoll_sync(b, b->bus, &b->bus_source, &b->bus_events);
+	if (b->p2p)
+		epoll_sync(b, b->p2p, &b->p2p_source, &b->p2p_events);
+}
 
-		if (!buses[i] || (fd = sd_bus_get_fd(buses[i])) < 0 ||
-		    (events = sd_bus_get_events(buses[i])) < 0)
-			continue;
-		ev.events = epoll_events(events);
-		ev.data.fd = fd;
-		if (epoll_ctl(b->epfd, EPOLL_CTL_MOD, fd, &ev) < 0 && errno == ENOENT)
-			epoll_ctl(b->epfd, EPOLL_CTL_ADD, fd, &ev);
-	}
-	/* Direct requests' line fds sit in an epoll fd of their own (direct.c), made
-	 * with the first of them: nested in this one, which stays the caller's fd. */
-	if (gb_direct_conn_fd(b->direct) >= 0) {
-		struct epoll_event ev = { .events = EPOLLIN };
-
-		ev.data.fd = gb_direct_conn_fd(b->direct);
-
-		if (epoll_ctl(b->epfd, EPOLL_CTL_MOD, ev.data.fd, &ev) < 0 && errno == ENOENT)
-			epoll_ctl(b->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev);
-	}
+int gb_epoll_fd(struct gpiobroker *b)
+{
+	if (b->epfd >= 0)
+		return b->epfd;
+	b->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (b->epfd < 0)
+		return -errno;
+	b->bus_events = b->p2p_events = GB_EPOLL_NONE;
+	gb_update_epoll(b);
+	if (b->bus_events == GB_EPOLL_NONE)
+		return -EIO;
+	return b->epfd;
 }
 
 void gb_p2p_drop(struct gpiobroker *b, bool flush)
@@ -64,6 +75,7 @@ void gb_p2p_drop(struct gpiobroker *b, bool flush)
 		b->p2p_slots[i] = sd_bus_slot_unref(b->p2p_slots[i]);
 	if (b->epfd >= 0 && (fd = sd_bus_get_fd(p)) >= 0)
 		epoll_ctl(b->epfd, EPOLL_CTL_DEL, fd, NULL);
+	b->p2p_events = GB_EPOLL_NONE;
 	if (flush)
 		sd_bus_flush(p);
 	sd_bus_close(p);
@@ -173,7 +185,6 @@ enum gpiobroker_transport gb_transport_parse(const char *v)
 int gb_transport_start(struct gpiobroker *b, enum gpiobroker_transport t)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
-	struct epoll_event ev = { .events = EPOLLIN };
 	int r;
 
 	if (t == GPIOBROKER_TRANSPORT_AUTO)
@@ -185,12 +196,9 @@ int gb_transport_start(struct gpiobroker *b, enum gpiobroker_transport t)
 		return 0;
 	/* One fd for the caller's poll from the start, whichever way the broker's
 	 * messages come later (a broker may start, restart or be upgraded). */
-	b->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (b->epfd < 0)
-		return -errno;
-	ev.data.fd = sd_bus_get_fd(b->bus);
-	if (ev.data.fd < 0 || epoll_ctl(b->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
-		return ev.data.fd < 0 ? ev.data.fd : -errno;
+	r = gb_epoll_fd(b);
+	if (r < 0)
+		return r;
 	r = gb_p2p_open(b, GB_BUS_NAME, &e);
 	if (r >= 0 || !b->strict ||
 	    sd_bus_error_has_names(&e, "org.freedesktop.DBus.Error.ServiceUnknown",

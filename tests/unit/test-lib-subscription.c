@@ -54,7 +54,7 @@ static void handle_deliver(struct gb_subscription *sub, const struct gpiobroker_
 		struct gpiobroker_event again = { .type = GPIOBROKER_EVENT_EDGE };
 
 		h->nest = false;
-		ck_assert(gb_subscription_direct_edge(sub, &again, 0));
+		ck_assert(gb_subscription_direct_edge(sub, &again, 0, false));
 	}
 	if (h->n == h->free_at)
 		handle_free(sub);
@@ -129,15 +129,45 @@ static void edge(uint64_t seqno, const char *dir)
 		    seqno + 200, seqno);
 }
 
-static bool direct_edge(struct handle *h, uint64_t kernel_lost)
+static bool direct_edge_late(struct handle *h, uint64_t kernel_lost, bool late)
 {
 	struct gpiobroker_event ev = {
 		.type = GPIOBROKER_EVENT_EDGE, .index = 0, .offset = 10,
 		.edge = GPIOBROKER_EDGE_RISING, .value = 1,
 	};
 
-	return gb_subscription_direct_edge(&h->sub, &ev, kernel_lost);
+	return gb_subscription_direct_edge(&h->sub, &ev, kernel_lost, late);
 }
+
+static bool direct_edge(struct handle *h, uint64_t kernel_lost)
+{
+	return direct_edge_late(h, kernel_lost, false);
+}
+
+START_TEST(test_direct_edge_late)
+{
+	struct handle *h = handle_new(1, true);
+
+	/* The kernel numbered 3 before 2 went into its queue: the gap counted 2 lost,
+	 * and 2 itself takes that back. */
+	ck_assert(direct_edge(h, 0));
+	h->sub.handled = false;
+	ck_assert(direct_edge(h, 1));
+	ck_assert_uint_eq(h->sub.pending_lost, 2);
+	ck_assert(direct_edge_late(h, 0, true));
+	ck_assert_uint_eq(h->sub.pending_lost, 2);
+	h->sub.handled = true;
+	ck_assert(direct_edge_late(h, 0, false));
+	ck_assert_uint_eq(h->ev[1].lost, 2);
+	/* Told already: the total is put right. */
+	ck_assert(direct_edge(h, 1));
+	ck_assert_uint_eq(h->ev[2].lost, 1);
+	ck_assert_uint_eq(h->sub.total_lost, 3);
+	ck_assert(direct_edge_late(h, 0, true));
+	ck_assert_uint_eq(h->sub.total_lost, 2);
+	ck_assert_uint_eq(h->ev[3].lost, 0);
+}
+END_TEST
 
 START_TEST(test_bus_edges)
 {
@@ -313,6 +343,7 @@ int main(void)
 	tcase_add_test(tc, test_sender_checked);
 	tcase_add_test(tc, test_no_handler_counts_lost);
 	tcase_add_test(tc, test_direct_edges);
+	tcase_add_test(tc, test_direct_edge_late);
 	tcase_add_test(tc, test_handler_frees_on_direct_edge);
 	tcase_add_test(tc, test_initial_kept_and_replayed);
 	tcase_add_test(tc, test_handler_frees_on_replay);
