@@ -679,6 +679,24 @@ int gpiobroker_process(struct gpiobroker *b);
  */
 int gpiobroker_wait(struct gpiobroker *b, uint64_t timeout_us);
 /**
+ * The fd to poll for @p req's events alone, as libgpiod's
+ * gpiod_line_request_get_fd(): for a direct request (GPIOBROKER_REQUEST_DIRECT)
+ * whose lines are on one chip, its kernel line fd itself, so that an edge is one
+ * poll() and one read() away, nothing between; for any other request,
+ * gpiobroker_get_fd(), since its events come over the connection with everyone
+ * else's. Poll it for POLLIN, then call gpiobroker_request_process().
+ * @return the fd (the request's: do not close it), -EXDEV for a direct request
+ * over several chips (use gpiobroker_get_fd()), -EINVAL.
+ */
+int gpiobroker_request_get_fd(struct gpiobroker_request *req);
+/**
+ * Process what gpiobroker_request_get_fd() has ready, running @p req's handler:
+ * for a direct request, the edges on its line fds; for any other,
+ * gpiobroker_process(). Does not block. @return events or messages handled, or
+ * -errno.
+ */
+int gpiobroker_request_process(struct gpiobroker_request *req);
+/**
  * Attach the connection to an sd-event loop (NULL: the thread's default) at
  * @p priority. Unlike sd-bus's default, the connection stays open when the loop
  * exits (so managed requests stay held until gpiobroker_close()).

@@ -2,7 +2,8 @@
 /*
  * libgpiobroker in the caller's event loop: the fd to poll (an epoll fd over both
  * connections and the direct requests' line fds, in one flat set), processing
- * what is behind it, waiting, or attaching all of it to an sd-event loop.
+ * what is behind it, waiting, or attaching all of it to an sd-event loop; and one
+ * request's own fd, for a program that waits on nothing else.
  */
 #include "internal.h"
 
@@ -157,6 +158,25 @@ GB_EXPORT int gpiobroker_wait(struct gpiobroker *b, uint64_t timeout_us)
 		return -errno;
 	b->n_ready = r;
 	return r > 0;
+}
+
+GB_EXPORT int gpiobroker_request_get_fd(struct gpiobroker_request *req)
+{
+	if (!req)
+		return -EINVAL;
+	/* Its edges come over the connection, with every other handle's. */
+	if (!req->direct)
+		return gpiobroker_get_fd(req->sub.b);
+	return gb_direct_req_fd(req->direct);
+}
+
+GB_EXPORT int gpiobroker_request_process(struct gpiobroker_request *req)
+{
+	if (!req)
+		return -EINVAL;
+	if (!req->direct)
+		return gpiobroker_process(req->sub.b);
+	return gb_direct_process(req->sub.b->direct, req->direct);
 }
 
 GB_EXPORT int gpiobroker_attach_event(struct gpiobroker *b, struct sd_event *e, int priority)

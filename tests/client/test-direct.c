@@ -8,6 +8,8 @@
  * real uids; the restart case is in tests/client/test-restart.c.
  */
 #include <check.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -260,6 +262,52 @@ START_TEST(test_values_and_edges)
 }
 END_TEST
 
+/* A program that waits on nothing but its request: the kernel line fd itself, polled
+ * and read as libgpiod would, through the library's own handler and counting. */
+START_TEST(test_request_fd)
+{
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
+	struct gpiobroker_line_settings in = gb_input_edge_settings();
+	struct gpiobroker_request *req, *bus_req;
+	struct rec r = { 0 };
+	struct stat st;
+	int fd;
+
+	req = gpiobroker_request_array(b, 1, (const char *const[]){ "in" }, &in, "own-fd",
+				       GPIOBROKER_REQUEST_DIRECT);
+	ck_assert_msg(req != NULL, "%s", gpiobroker_last_error_message(b));
+	ck_assert_int_eq(gpiobroker_to_irq(req, on_irq, &r), 0);
+	fd = gpiobroker_request_get_fd(req);
+	ck_assert_int_ge(fd, 0);
+	/* Not the handle's epoll fd: the kernel's line request, a char device's anon
+	 * inode, which nothing but this request's edges make readable. */
+	ck_assert_int_ne(fd, gpiobroker_get_fd(b));
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	/* Nothing yet: processing reads nothing and does not block. */
+	ck_assert_int_eq(gpiobroker_request_process(req), 0);
+	for (int k = 0; k < 2; k++) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		ck_assert_int_eq(gb_sim_set_pull(sim, 1, k == 0), 0);
+		ck_assert_int_eq(poll(&p, 1, 5000 * gb_slow()), 1);
+		ck_assert_int_eq(gpiobroker_request_process(req), 1);
+		ck_assert_int_eq(r.edges, k + 1);
+		ck_assert_int_eq(r.edge[k], k == 0 ? GPIOBROKER_EDGE_RISING : GPIOBROKER_EDGE_FALLING);
+		ck_assert_int_eq(r.seq[k], (uint64_t)k + 1);
+		ck_assert_int_eq(r.lost[k], 0);
+		pace();
+	}
+	/* A request whose events come over the connection: the connection's fd. */
+	bus_req = gpiobroker_request_input(b, "spare", "by-bus", GPIOBROKER_EDGE_BOTH);
+	ck_assert_msg(bus_req != NULL, "%s", gpiobroker_last_error_message(b));
+	ck_assert_int_eq(gpiobroker_request_get_fd(bus_req), gpiobroker_get_fd(b));
+	ck_assert_int_eq(gpiobroker_request_get_fd(NULL), -EINVAL);
+	ck_assert_int_eq(gpiobroker_free(bus_req), 0);
+	ck_assert_int_eq(gpiobroker_free(req), 0);
+	gpiobroker_close(b);
+}
+END_TEST
+
 /* A burst: every edge the kernel saw is delivered, or counted by its seqno gaps
  * (the simulator may merge pulls within one UML tick: the kernel's count is what
  * must be accounted for). */
@@ -434,6 +482,7 @@ int main(int argc, char **argv)
 	tc = gb_tcase_new(s, "direct", setup, teardown, 60 * gb_slow());
 	tcase_add_test(tc, test_policy_gate);
 	tcase_add_test(tc, test_values_and_edges);
+	tcase_add_test(tc, test_request_fd);
 	tcase_add_test(tc, test_burst);
 	tcase_add_test(tc, test_sigkill_safe_state);
 	tcase_add_test(tc, test_reload_report);
