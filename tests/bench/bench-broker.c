@@ -409,11 +409,12 @@ START_TEST(test_bench)
 	e_bus = edge_bench_p50(eb, EDGE_BUS, WAIT_LIB);
 	bus_rtt = P50(CALL_GETID);
 	for (unsigned int p = EDGE_DIRECT; p < EDGE_PATHS; p++)
-		for (int w = WAIT_LIB; w <= WAIT_POLL; w++)
-			bench_outf(edge_bench_p50(eb, p, w) / e_gpiod, "x",
-				   "ratio.%s_edge%s_p50_vs_gpiod",
-				   p == EDGE_DIRECT ? "direct" : p == EDGE_P2P ? "p2p" : "broker",
-				   w == WAIT_POLL ? "_poll" : "");
+		for (int w = WAIT_LIB; w <= WAIT_REQ; w++)
+			if (w != WAIT_REQ || p == EDGE_DIRECT)
+				bench_outf(edge_bench_p50(eb, p, w) / e_gpiod, "x",
+					   "ratio.%s_edge%s_p50_vs_gpiod",
+					   p == EDGE_DIRECT ? "direct" : p == EDGE_P2P ? "p2p" : "broker",
+					   w == WAIT_POLL ? "_poll" : w == WAIT_REQ ? "_request_fd" : "");
 	edge_bench_rate(eb, env_int("GB_TEST_BENCH_RATE_MS", 1000),
 			env_int("GB_TEST_BENCH_CPU_EDGES", 4000));
 	edge_bench_free(eb);

@@ -410,6 +410,9 @@ static int path_wait(struct path *p, enum edge_wait w, int ctl, int ms)
 	if (p->lr) {
 		fds[0].fd = gpiod_line_request_get_fd(p->lr);
 		fds[0].events = POLLIN;
+	} else if (w == WAIT_REQ) {
+		fds[0] = (struct pollfd){ .fd = gpiobroker_request_get_fd(p->req), .events = POLLIN };
+		ck_assert_int_ge(fds[0].fd, 0);
 	} else if (w == WAIT_LIB) {
 		ck_assert_int_lt(ctl, 0);
 		r = gpiobroker_wait(p->b, (uint64_t)ms * 1000);
@@ -436,12 +439,13 @@ static int path_wait(struct path *p, enum edge_wait w, int ctl, int ms)
 	return (fds[0].revents || (r == 0 && due) ? 1 : 0) | (ctl >= 0 && fds[1].revents ? 2 : 0);
 }
 
-static void path_process(struct path *p)
+static void path_process(struct path *p, enum edge_wait w)
 {
 	int n;
 
 	if (!p->lr) {
-		ck_assert_int_ge(gpiobroker_process(p->b), 0);
+		ck_assert_int_ge(w == WAIT_REQ ? gpiobroker_request_process(p->req) :
+						 gpiobroker_process(p->b), 0);
 		return;
 	}
 	n = gpiod_line_request_read_edge_events(p->lr, p->buf, EDGE_LINES);
@@ -483,6 +487,8 @@ static const struct series series_defs[] = {
 	{ EDGE_GPIOD, WAIT_POLL, "limit.gpiod_edge_latency", "libgpiod: poll(), read" },
 	{ EDGE_DIRECT, WAIT_LIB, "direct.edge_latency", "direct: gpiobroker_wait()" },
 	{ EDGE_DIRECT, WAIT_POLL, "direct.edge_latency_poll", "direct: own poll()" },
+	{ EDGE_DIRECT, WAIT_REQ, "direct.edge_latency_request_fd",
+	  "direct: poll() on the request's fd" },
 	{ EDGE_P2P, WAIT_LIB, "p2p.edge_latency", "private connection: gpiobroker_wait()" },
 	{ EDGE_P2P, WAIT_POLL, "p2p.edge_latency_poll", "private connection: own poll()" },
 	{ EDGE_BUS, WAIT_LIB, "broker.edge_latency", "bus: gpiobroker_wait()" },
@@ -566,7 +572,7 @@ static void latency_one(struct edge_bench *e, struct path *p, enum edge_wait w)
 				     EDGE_TIMEOUT_MS);
 		}
 		if (path_wait(p, w, -1, (int)left) || !p->lr)
-			path_process(p);
+			path_process(p, w);
 	}
 	e->tick_ns = (long long)p->rec.last_ts;
 	ck_assert_msg(p->rec.delivered == want && p->rec.lost == 0,
@@ -796,7 +802,7 @@ static void rate_step(struct edge_bench *e, struct path *p, unsigned int lines, 
 					  done ? QUIET_MS : periods * 10 + EDGE_TIMEOUT_MS);
 		}
 		if (ready & 1)
-			path_process(p);
+			path_process(p, WAIT_POLL);
 		if (ready & 2) {
 			toggler_reply(&e->tog, &rep);
 			done = true;

@@ -35,6 +35,7 @@ enum edge_path {
 enum edge_wait {
 	WAIT_LIB,  /* gpiobroker_wait() then gpiobroker_process(), as gpiobroker.h documents */
 	WAIT_POLL, /* the program's own poll() on gpiobroker_get_fd(), then gpiobroker_process() */
+	WAIT_REQ,  /* poll() on gpiobroker_request_get_fd(), then gpiobroker_request_process() */
 };
 
 /* The processes whose CPU time an edge costs, and a root connection to the bus to
