@@ -25,13 +25,6 @@ static sd_bus *bus(void)
 	return gpiobroker_get_bus(B);
 }
 
-bool bus_error_is_down(const char *name)
-{
-	return name && (strcmp(name, "org.freedesktop.DBus.Error.ServiceUnknown") == 0 ||
-			strcmp(name, "org.freedesktop.DBus.Error.NameHasNoOwner") == 0 ||
-			strcmp(name, "org.freedesktop.DBus.Error.NoReply") == 0);
-}
-
 /* --- properties (a{sv}) into structs ------------------------------------------------- */
 
 struct propmap {
@@ -273,11 +266,6 @@ const struct lineinfo *tree_line_at(const struct tree *t, const char *chip, unsi
 			return &t->lines[i];
 	}
 	return NULL;
-}
-
-bool line_is_held(const struct lineinfo *l)
-{
-	return l->request && strcmp(l->request, "/") != 0;
 }
 
 /* --- single objects ------------------------------------------------------------------- */

@@ -3,16 +3,19 @@
  * gpiobrokerctl's pieces. Each verb is cut as libgpiod's tools are: options (parse
  * the command line into a config), resolve (LINE arguments to lines and requests),
  * act (the broker calls), print (text, or one JSON value).
+ * The files, in ranks, lowest first (a file calls only files of lower ranks;
+ * tools/check-layers checks it):
  *   parse.c    options, values, periods, "did you mean" (pure: host unit tests)
  *   json.c     the JSON writer, over jansson (pure: host unit tests)
+ *   common.c   errors and exit codes, text output shared by verbs, the event loop
  *   bus.c      every raw D-Bus read (the object tree, GetAccess, PolicyStatus, ...),
  *              into the plain structs below; no verb calls sd-bus itself
  *   resolve.c  the argument resolver: lines by alias, name, CHIP:OFFSET, path or
- *              -c CHIP with offsets; requests by id or path
- *   common.c   errors and exit codes, text output shared by verbs, the event loop
- *   info.c     detect, info, find      status.c   status      notify.c   notify
- *   lines.c    request, requests, release, reconfigure       values.c   get, set
- *   monitor.c  monitor, watch, wait
+ *              -c CHIP with offsets; requests by id or path; errors about lines
+ *   the verbs: info.c (detect, info, find), status.c, notify.c, lines.c (request,
+ *              requests, release, reconfigure), values.c (get, set), monitor.c
+ *              (monitor, watch, wait)
+ *   gpiobrokerctl.c  main: the verb table
  */
 #ifndef GB_CTL_H
 #define GB_CTL_H
@@ -162,9 +165,6 @@ struct lineinfo {
 	int used, active_low;
 };
 
-/* Whether a D-Bus error name says the broker is not on the bus. */
-bool bus_error_is_down(const char *name);
-
 struct tree {
 	struct chipinfo *chips;
 	size_t n_chips;
@@ -179,8 +179,6 @@ void tree_free(struct tree *t);
 const struct chipinfo *tree_chip_by_path(const struct tree *t, const char *path);
 struct lineinfo *tree_line_by_path(const struct tree *t, const char *path);
 const struct lineinfo *tree_line_at(const struct tree *t, const char *chip, unsigned int offset);
-/* Whether a line's Request is a request (not "/"). */
-bool line_is_held(const struct lineinfo *l);
 
 /* One line's properties (Properties.GetAll); 0 or -errno. Clear with lineinfo_clear(). */
 int bus_read_line(const char *path, struct lineinfo *l);
@@ -274,6 +272,8 @@ const struct chipinfo *resolve_chip(const struct tree *t, const char *arg);
 /* A line argument the broker does not know: the error, then "did you mean" or the
  * hint that it is a chip. Returns the exit code. */
 int fail_line(const char *line, int r);
+/* A failed request of @lines: "persistent = no" in the policy gets its own advice. */
+int fail_request(int n, const char *const *lines, int r, bool persistent, const char *verb);
 
 /* A request named by id or path, or the request holding a line (then *@index is
  * the line's index in it, else -1). 0 or an exit code (reported). */
@@ -284,9 +284,11 @@ int exit_of(int r);
 /* A failed broker call about @what (a user's argument or a verb): one line. */
 int fail(const char *what, int r);
 void not_running(void);
-/* A failed request of @lines: "persistent = no" in the policy gets its own advice. */
-int fail_request(int n, const char *const *lines, int r, bool persistent, const char *verb);
+/* Whether a D-Bus error name says the broker is not on the bus. */
+bool bus_error_is_down(const char *name);
 
+/* Whether a line's Request is a request (not "/"). */
+bool line_is_held(const struct lineinfo *l);
 void print_quoted(const char *s, bool unquoted);
 /* gpioinfo's attributes, then the broker's (alias, request). */
 void print_attrs(const struct lineinfo *l, bool unquoted);

@@ -107,6 +107,34 @@ int fail_line(const char *line, int r)
 	return ret;
 }
 
+/* A line the policy lets the caller use, but only while a command holds it. */
+static bool only_while_held(const char *line)
+{
+	char *lpath = NULL;
+	struct access a;
+
+	if (gpiobroker_find_line(B, line, &lpath, NULL, NULL) < 0)
+		return false;
+	bus_get_access(lpath, &a);
+	free(lpath);
+	return a.known && a.may_use && !a.persistent;
+}
+
+int fail_request(int n, const char *const *lines, int r, bool persistent, const char *verb)
+{
+	for (int i = 0; r == -EACCES && persistent && i < n; i++) {
+		if (!only_while_held(lines[i]))
+			continue;
+		fprintf(stderr, "gpiobrokerctl: %s: %s: the policy lets you use it only while a "
+				"command holds it (persistent = no); hold it with: "
+				"gpiobrokerctl request %s=VALUE\n", cur_cmd, lines[i], lines[i]);
+		return EX_DENIED;
+	}
+	if (n == 1)
+		return fail_line(lines[0], r);
+	return fail(verb, r);
+}
+
 int resolver_load_tree(struct resolver *res, bool quiet)
 {
 	int r;
