@@ -98,5 +98,35 @@ else
 	not_ok "calls that point one way only are no circle (exit $r)" "$work/out"
 fi
 
+# The library's ranks (HACKING.md, "Library"): transport.c calling up into open.c is
+# refused, the other way round is not.
+lib_tree() {
+	dir=$1 body_t=$2 body_o=$3
+	tree "$dir" 'x.h=void x(void);' 'x.c=void x(void) { }'
+	mkdir -p "$dir/client" "$dir/build/client/.libs"
+	printf '%s\n' 'void t(void);' 'void o(void);' > "$dir/client/internal.h"
+	printf '#include "internal.h"\n%s\n' "$body_t" > "$dir/client/transport.c"
+	printf '#include "internal.h"\n%s\n' "$body_o" > "$dir/client/open.c"
+	for c in transport open; do
+		${CC:-cc} -c -o "$dir/build/client/.libs/libgpiobroker_internal_la-$c.o" \
+			"$dir/client/$c.c" > "$work/out" 2>&1 || return
+	done
+	check_built "$dir"
+}
+lib_tree "$work/lib-up" 'void t(void) { o(); }' 'void o(void) { }'
+if [ "$r" = 1 ] && grep -q '^not ok [0-9]* - libgpiobroker calls point down and make no circle$' "$work/out" &&
+   grep -q '^# client/transport.c: calls o() of client/open.c, a higher rank$' "$work/out"; then
+	ok "a library file that calls a higher rank is refused, with the call named"
+else
+	not_ok "a library file that calls a higher rank is refused, with the call named (exit $r)" \
+		"$work/out"
+fi
+lib_tree "$work/lib-down" 'void t(void) { }' 'void o(void) { t(); }'
+if [ "$r" = 0 ] && grep -q '^ok [0-9]* - libgpiobroker calls point down and make no circle' "$work/out"; then
+	ok "library calls down its ranks pass"
+else
+	not_ok "library calls down its ranks pass (exit $r)" "$work/out"
+fi
+
 echo "1..$n"
 exit $failed
