@@ -54,6 +54,8 @@ extern bool cur_chip_opt;    /* whether it takes -c CHIP (for the hint of a chip
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Options of the libgpiod tools refused with a reason (the letter is not reused). */
 int refuse_opt(const char *opt, const char *why);
+/* gpioget's and others' -s/--strict: every line reference is one line here. */
+int refuse_strict(void);
 /* The '?' or ':' of getopt_long, explained (with "did you mean"). */
 int opt_error(int c, char **argv, const struct option *opts);
 /* The candidate closest to @word, if it is close enough to be what was meant. */

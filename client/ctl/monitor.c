@@ -206,7 +206,7 @@ static int output_opt(int c, const char *arg, struct output_cfg *cfg)
 		cfg->time_spec = c == OPT_UTC ? 'U' : 'L';
 		return 1;
 	case 's':
-		return refuse_opt("-s/--strict", "the broker resolves every line reference to one line");
+		return refuse_strict();
 	case OPT_BANNER:
 		return refuse_opt("--banner", "the first rows (each line's level) show the lines are "
 				  "monitored");

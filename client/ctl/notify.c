@@ -105,7 +105,7 @@ static int notify_options(int argc, char **argv, struct notify_cfg *cfg)
 			cfg->json = true;
 			continue;
 		case 's':
-			return refuse_opt("-s/--strict", "the broker resolves every line reference to one line");
+			return refuse_strict();
 		default:
 			r = line_opt(c, optarg, &cfg->lines);
 		}

@@ -32,6 +32,11 @@ int refuse_opt(const char *opt, const char *why)
 	return usage_error("%s is not supported: %s", opt, why);
 }
 
+int refuse_strict(void)
+{
+	return refuse_opt("-s/--strict", "the broker resolves every line reference to one line");
+}
+
 static size_t edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b), *row, best;

@@ -175,7 +175,7 @@ static int get_options(int argc, char **argv, struct get_cfg *cfg)
 			cfg->json = true;
 			continue;
 		case 's':
-			return refuse_opt("-s/--strict", "the broker resolves every line reference to one line");
+			return refuse_strict();
 		}
 		r = value_opt(c, optarg, &cfg->v);
 		if (r == 0) /* -l changes no setting of a held line: it is read active-low */
@@ -411,7 +411,7 @@ static int set_refused(int c)
 	case OPT_BANNER:
 		return refuse_opt("--banner", "set prints the request holding the lines instead");
 	case 's':
-		return refuse_opt("-s/--strict", "the broker resolves every line reference to one line");
+		return refuse_strict();
 	default:
 		return 0;
 	}
