@@ -372,7 +372,7 @@ START_TEST(test_bench)
 	sd_bus *root;
 	long rss_idle, rss_many, rss_start, anon_start, pss_start, p_rss_before, p_rss_many;
 	int fds, holding, fds_idle, p_fds, p_holding, edges;
-	double e_gpiod, e_direct, e_p2p, e_bus, bus_rtt;
+	double e_gpiod, e_direct, e_p2p, e_bus, e_relay, bus_rtt;
 	pid_t broker;
 
 	iters = env_int("GB_TEST_BENCH_ITER", 2000);
@@ -407,7 +407,12 @@ START_TEST(test_bench)
 	e_direct = edge_bench_p50(eb, EDGE_DIRECT, WAIT_LIB);
 	e_p2p = edge_bench_p50(eb, EDGE_P2P, WAIT_LIB);
 	e_bus = edge_bench_p50(eb, EDGE_BUS, WAIT_LIB);
+	e_relay = edge_bench_p50(eb, EDGE_RELAY, WAIT_POLL);
 	bus_rtt = P50(CALL_GETID);
+	/* The relay is the floor of any process between the line and the program: what
+	 * a private connection's edge costs beyond it is the broker's and sd-bus's own. */
+	bench_out("ratio.relay_edge_p50_vs_gpiod", e_relay / e_gpiod, "x");
+	bench_out("ratio.p2p_edge_p50_vs_relay", e_p2p / e_relay, "x");
 	for (unsigned int p = EDGE_DIRECT; p < EDGE_PATHS; p++)
 		for (int w = WAIT_LIB; w <= WAIT_REQ; w++)
 			if (w != WAIT_REQ || p == EDGE_DIRECT)

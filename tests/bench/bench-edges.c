@@ -283,9 +283,13 @@ struct path {
 	struct gpiod_chip *gc; /* libgpiod, or ... */
 	struct gpiod_line_request *lr;
 	struct gpiod_edge_event_buffer *buf;
-	struct gpiobroker *b; /* ... libgpiobroker */
+	struct gpiobroker *b; /* ... libgpiobroker, or ... */
 	unsigned int flags;
 	struct gpiobroker_request *req;
+	bool relay; /* ... the relay: its chip, its process and our end of its socket */
+	const char *relay_chip;
+	pid_t relay_pid;
+	int relay_sock;
 };
 
 /* An edge as a handler sees it: @c seqno is the broker's (the kernel's global one on
@@ -338,21 +342,82 @@ static void on_edge(struct gpiobroker_request *req, const struct gpiobroker_even
 	rec_edge(ud, &seen);
 }
 
-static void path_open_gpiod(struct path *p)
+/* Lines [first, first + n) of @p gc as inputs, both edges; NULL with errno set. */
+static struct gpiod_line_request *gpiod_request_edges(struct gpiod_chip *gc, unsigned int first,
+						      unsigned int n)
 {
 	struct gpiod_line_settings *ls = gpiod_line_settings_new();
 	struct gpiod_line_config *lc = gpiod_line_config_new();
+	struct gpiod_line_request *lr = NULL;
 	unsigned int offs[EDGE_LINES];
 
-	for (unsigned int i = 0; i < p->n; i++)
-		offs[i] = p->first + i;
-	gpiod_line_settings_set_direction(ls, GPIOD_LINE_DIRECTION_INPUT);
-	gpiod_line_settings_set_edge_detection(ls, GPIOD_LINE_EDGE_BOTH);
-	ck_assert_int_eq(gpiod_line_config_add_line_settings(lc, offs, p->n, ls), 0);
-	p->lr = gpiod_chip_request_lines(p->gc, NULL, lc);
-	ck_assert_msg(p->lr != NULL, "gpiod: request of %u lines: %m", p->n);
+	for (unsigned int i = 0; i < n; i++)
+		offs[i] = first + i;
+	if (ls && lc && gpiod_line_settings_set_direction(ls, GPIOD_LINE_DIRECTION_INPUT) == 0 &&
+	    gpiod_line_settings_set_edge_detection(ls, GPIOD_LINE_EDGE_BOTH) == 0 &&
+	    gpiod_line_config_add_line_settings(lc, offs, n, ls) == 0)
+		lr = gpiod_chip_request_lines(gc, NULL, lc);
 	gpiod_line_config_free(lc);
 	gpiod_line_settings_free(ls);
+	return lr;
+}
+
+static void path_open_gpiod(struct path *p)
+{
+	p->lr = gpiod_request_edges(p->gc, p->first, p->n);
+	ck_assert_msg(p->lr != NULL, "gpiod: request of %u lines: %m", p->n);
+}
+
+/* What the relay writes for each event; one write carries what one read gave. */
+struct relay_event {
+	uint64_t ts, gseq, lseq;
+	uint32_t off;
+};
+
+/* The relay: libgpiod's poll() and read(), then one send() of the events, nothing
+ * else (no message format, no policy, no bookkeeping). It ends when the program
+ * closes its end of the socket. */
+static void relay_main(const char *chip_path, unsigned int first, unsigned int n, int sock)
+{
+	struct gpiod_chip *gc = gpiod_chip_open(chip_path);
+	struct gpiod_line_request *lr = gc ? gpiod_request_edges(gc, first, n) : NULL;
+	struct gpiod_edge_event_buffer *buf = gpiod_edge_event_buffer_new(EDGE_LINES);
+	struct relay_event out[EDGE_LINES];
+	struct pollfd fds[2] = { { .events = POLLIN }, { .fd = sock, .events = POLLIN } };
+	char ready = 'R';
+
+	if (!lr || !buf || send(sock, &ready, 1, MSG_NOSIGNAL) != 1)
+		_exit(2);
+	fds[0].fd = gpiod_line_request_get_fd(lr);
+	for (;;) {
+		int k;
+
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(3);
+		}
+		if (fds[1].revents)
+			break;
+		k = gpiod_line_request_read_edge_events(lr, buf, EDGE_LINES);
+		if (k < 0)
+			_exit(4);
+		for (int i = 0; i < k; i++) {
+			struct gpiod_edge_event *ev = gpiod_edge_event_buffer_get_event(buf, i);
+
+			out[i] = (struct relay_event){
+				.ts = gpiod_edge_event_get_timestamp_ns(ev),
+				.gseq = gpiod_edge_event_get_global_seqno(ev),
+				.lseq = gpiod_edge_event_get_line_seqno(ev),
+				.off = gpiod_edge_event_get_line_offset(ev),
+			};
+		}
+		if (k > 0 && send(sock, out, k * sizeof(out[0]), MSG_NOSIGNAL) < 0)
+			_exit(5);
+	}
+	gpiod_line_request_release(lr);
+	gpiod_chip_close(gc);
+	_exit(0);
 }
 
 static void path_open_lib(struct path *p, const char *chip)
@@ -374,6 +439,47 @@ static void path_open_lib(struct path *p, const char *chip)
 	ck_assert_int_eq(gpiobroker_to_irq(p->req, on_edge, &p->rec), 0);
 }
 
+/* The relay on the path's lines, its request made before this returns. Everything
+ * it inherited but its socket is closed: it holds no other path's line or handle. */
+static void path_open_relay(struct path *p)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	int sv[2];
+	char ready = 0;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	p->relay_pid = fork_child();
+	if (p->relay_pid == 0) {
+		if (dup2(sv[1], 3) < 0 || close_range(4, ~0U, 0) < 0)
+			_exit(6);
+		relay_main(p->relay_chip, p->first, p->n, 3);
+	}
+	close(sv[1]);
+	p->relay_sock = sv[0];
+	pfd.fd = sv[0];
+	ck_assert_msg(poll(&pfd, 1, EDGE_TIMEOUT_MS) == 1 && recv(sv[0], &ready, 1, 0) == 1 &&
+			      ready == 'R',
+		      "relay: no request of %u lines", p->n);
+	ck_assert_int_eq(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+}
+
+/* One read, as the program on the other end of any broker would make at the least. */
+static void relay_read(struct path *p)
+{
+	struct relay_event in[EDGE_LINES];
+	ssize_t k = recv(p->relay_sock, in, sizeof(in), 0);
+
+	if (k < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	ck_assert_msg(k > 0 && k % (ssize_t)sizeof(in[0]) == 0, "relay: read %zd bytes: %m", k);
+	for (ssize_t i = 0; i < k / (ssize_t)sizeof(in[0]); i++) {
+		struct edge_seen seen = { .off = in[i].off, .ts = in[i].ts, .gseq = in[i].gseq,
+					  .lseq = in[i].lseq, .seqno = in[i].gseq };
+
+		rec_edge(&p->rec, &seen);
+	}
+}
+
 /* A request of @p n lines from @p first, both edges; its counts start at 0, as the
  * kernel's seqnos of a new request start at 1. The bench kernel has interrupts for
  * about 100 lines in all (NR_IRQS): only one path at a time holds a large request. */
@@ -385,12 +491,23 @@ static void path_open(struct path *p, const char *chip, unsigned int first, unsi
 				    .marker_off = n > 1 ? first + n - 1 : UINT_MAX };
 	if (p->gc)
 		path_open_gpiod(p);
+	else if (p->relay)
+		path_open_relay(p);
 	else
 		path_open_lib(p, chip);
 }
 
 static void path_close(struct path *p)
 {
+	if (p->relay_pid > 0) {
+		int status = 0;
+
+		close(p->relay_sock);
+		ck_assert_int_eq(waitpid(p->relay_pid, &status, 0), p->relay_pid);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "relay status %#x", status);
+		p->relay_pid = 0;
+	}
 	if (p->lr)
 		gpiod_line_request_release(p->lr);
 	p->lr = NULL;
@@ -410,6 +527,8 @@ static int path_wait(struct path *p, enum edge_wait w, int ctl, int ms)
 	if (p->lr) {
 		fds[0].fd = gpiod_line_request_get_fd(p->lr);
 		fds[0].events = POLLIN;
+	} else if (p->relay) {
+		fds[0] = (struct pollfd){ .fd = p->relay_sock, .events = POLLIN };
 	} else if (w == WAIT_REQ) {
 		fds[0] = (struct pollfd){ .fd = gpiobroker_request_get_fd(p->req), .events = POLLIN };
 		ck_assert_int_ge(fds[0].fd, 0);
@@ -443,6 +562,10 @@ static void path_process(struct path *p, enum edge_wait w)
 {
 	int n;
 
+	if (p->relay) {
+		relay_read(p);
+		return;
+	}
 	if (!p->lr) {
 		ck_assert_int_ge(w == WAIT_REQ ? gpiobroker_request_process(p->req) :
 						 gpiobroker_process(p->b), 0);
@@ -485,6 +608,8 @@ struct series {
 
 static const struct series series_defs[] = {
 	{ EDGE_GPIOD, WAIT_POLL, "limit.gpiod_edge_latency", "libgpiod: poll(), read" },
+	{ EDGE_RELAY, WAIT_POLL, "limit.relay_edge_latency",
+	  "floor of a hop: relay reads, sends; poll(), read" },
 	{ EDGE_DIRECT, WAIT_LIB, "direct.edge_latency", "direct: gpiobroker_wait()" },
 	{ EDGE_DIRECT, WAIT_POLL, "direct.edge_latency_poll", "direct: own poll()" },
 	{ EDGE_DIRECT, WAIT_REQ, "direct.edge_latency_request_fd",
@@ -504,7 +629,7 @@ struct edge_bench {
 	int shift_line;     /* the shifter's line while it runs, else -1 */
 	pid_t shifter;
 	struct gb_sim_chip *sim;
-	struct path paths[EDGE_PATHS];
+	struct path paths[EDGE_ALL_PATHS];
 	struct series series[SERIES];
 	struct edge_peers peers;
 };
@@ -513,8 +638,9 @@ struct edge_bench *edge_bench_new(struct gb_sim_chip *sim, unsigned int first,
 				  struct gpiobroker *direct, struct gpiobroker *p2p,
 				  struct gpiobroker *bus, struct edge_peers peers)
 {
-	static const char *const names[EDGE_PATHS] = { "gpiod", "direct", "p2p", "broker" };
-	struct gpiobroker *handles[EDGE_PATHS] = { NULL, direct, p2p, bus };
+	static const char *const names[EDGE_ALL_PATHS] = { "gpiod", "direct", "p2p", "broker",
+							   "relay" };
+	struct gpiobroker *handles[EDGE_ALL_PATHS] = { NULL, direct, p2p, bus, NULL };
 	struct edge_bench *e = calloc(1, sizeof(*e));
 
 	ck_assert_ptr_nonnull(e);
@@ -524,11 +650,13 @@ struct edge_bench *edge_bench_new(struct gb_sim_chip *sim, unsigned int first,
 	e->shift_line = -1;
 	e->peers = peers;
 	memcpy(e->series, series_defs, sizeof(series_defs));
-	for (unsigned int i = 0; i < EDGE_PATHS; i++) {
+	for (unsigned int i = 0; i < EDGE_ALL_PATHS; i++) {
 		e->paths[i].name = names[i];
 		e->paths[i].b = handles[i];
 	}
 	e->paths[EDGE_DIRECT].flags = GPIOBROKER_REQUEST_DIRECT;
+	e->paths[EDGE_RELAY].relay = true;
+	e->paths[EDGE_RELAY].relay_chip = gb_sim_chip_path(sim);
 	e->paths[EDGE_GPIOD].gc = gpiod_chip_open(gb_sim_chip_path(sim));
 	ck_assert_ptr_nonnull(e->paths[EDGE_GPIOD].gc);
 	/* One read takes a whole period's edges. */
@@ -543,7 +671,7 @@ void edge_bench_free(struct edge_bench *e)
 	if (!e)
 		return;
 	toggler_stop(&e->tog);
-	for (unsigned int i = 0; i < EDGE_PATHS; i++)
+	for (unsigned int i = 0; i < EDGE_ALL_PATHS; i++)
 		path_close(&e->paths[i]);
 	gpiod_edge_event_buffer_free(e->paths[EDGE_GPIOD].buf);
 	gpiod_chip_close(e->paths[EDGE_GPIOD].gc);
@@ -571,7 +699,7 @@ static void latency_one(struct edge_bench *e, struct path *p, enum edge_wait w)
 			ck_abort_msg("%s: no edge %d ms after the toggle", p->name,
 				     EDGE_TIMEOUT_MS);
 		}
-		if (path_wait(p, w, -1, (int)left) || !p->lr)
+		if (path_wait(p, w, -1, (int)left) || (!p->lr && !p->relay))
 			path_process(p, w);
 	}
 	e->tick_ns = (long long)p->rec.last_ts;
@@ -603,7 +731,7 @@ static void write_plot(const struct edge_bench *e, const char *file, int n)
 void edge_bench_latency(struct edge_bench *e, int n, const char *plot_file)
 {
 	/* Every path at once, one line each. */
-	for (unsigned int i = 0; i < EDGE_PATHS; i++)
+	for (unsigned int i = 0; i < EDGE_ALL_PATHS; i++)
 		path_open(&e->paths[i], e->chip, e->first + i, 1);
 	for (unsigned int i = 0; i < SERIES; i++) {
 		e->series[i].lat = calloc(n, sizeof(long long));
@@ -625,7 +753,7 @@ void edge_bench_latency(struct edge_bench *e, int n, const char *plot_file)
 			s->n = p->rec.n_lat;
 			p->rec.lat = NULL;
 		}
-	for (unsigned int i = 0; i < EDGE_PATHS; i++)
+	for (unsigned int i = 0; i < EDGE_ALL_PATHS; i++)
 		path_close(&e->paths[i]);
 	for (unsigned int i = 0; i < SERIES; i++) {
 		struct series *s = &e->series[i];
@@ -640,7 +768,8 @@ void edge_bench_latency(struct edge_bench *e, int n, const char *plot_file)
 double edge_bench_p50(const struct edge_bench *e, enum edge_path p, enum edge_wait w)
 {
 	for (unsigned int i = 0; i < SERIES; i++)
-		if (e->series[i].path == p && (p == EDGE_GPIOD || e->series[i].wait == w))
+		if (e->series[i].path == p &&
+		    (p == EDGE_GPIOD || p == EDGE_RELAY || e->series[i].wait == w))
 			return e->series[i].pct.p50;
 	ck_abort_msg("no series for path %d", p);
 	return 0;

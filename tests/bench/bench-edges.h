@@ -4,7 +4,8 @@
  * wait while another process (the toggler) drives the gpio-sim line.
  *
  * A path is libgpiod in-process, or libgpiobroker on a direct request, over a
- * private connection, or over the bus. Their samples are taken in turns, so that
+ * private connection, or over the bus; for latency also a bare relay process, the
+ * floor of any hop. Their samples are taken in turns, so that
  * what the machine does meanwhile falls on each alike: latency from the kernel's
  * event timestamp to the handler (every path holding one line), the sustained rate
  * and the CPU time (each path in turn holding EDGE_LINES lines).
@@ -29,7 +30,12 @@ enum edge_path {
 	EDGE_DIRECT, /* libgpiobroker, direct request (GPIOBROKER_REQUEST_DIRECT) */
 	EDGE_P2P,    /* libgpiobroker, private connection */
 	EDGE_BUS,    /* libgpiobroker, through the bus daemon */
-	EDGE_PATHS
+	EDGE_PATHS,
+	/* Latency only: the floor of any process between the line and the program (a
+	 * relay that reads the event as libgpiod does and writes it to a socket the
+	 * program polls and reads once): what the cheapest broker hop can cost. */
+	EDGE_RELAY = EDGE_PATHS,
+	EDGE_ALL_PATHS
 };
 
 enum edge_wait {
