@@ -72,18 +72,22 @@ static int process_bus(sd_bus *bus, bool must)
 	return r < 0 ? r : n;
 }
 
+/* As process_bus(), but the connection is looked up again after each message: its
+ * Disconnected handler (the broker went) drops and frees it from inside
+ * sd_bus_process(). */
 static int process_p2p(struct gpiobroker *b, bool must)
 {
-	int r;
+	int n = 0, r = 0;
 
-	if (!b->p2p)
+	if (!b->p2p || (!must && !bus_due(b->p2p)))
 		return 0;
-	r = process_bus(b->p2p, must);
+	while (b->p2p && (r = sd_bus_process(b->p2p, NULL)) > 0)
+		n++;
 	if (r >= 0)
-		return r;
+		return n;
 	/* The broker went: not the caller's error, the bus says the rest. */
 	gb_p2p_drop(b, false);
-	return 0;
+	return n;
 }
 
 GB_EXPORT int gpiobroker_process(struct gpiobroker *b)

@@ -26,7 +26,6 @@
  * are the instruction profile's, not times.
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <gpiod.h>
 #include <signal.h>
@@ -302,66 +301,6 @@ static void many_clients(pid_t broker, enum gpiobroker_transport transport, cons
 	free(c);
 }
 
-static bool read_comm(pid_t pid, char *comm, size_t size)
-{
-	char p[64];
-	FILE *f;
-	bool ok;
-
-	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
-	f = fopen(p, "re");
-	if (!f)
-		return false;
-	ok = fgets(comm, (int)size, f) != NULL;
-	fclose(f);
-	comm[strcspn(comm, "\n")] = '\0';
-	return ok;
-}
-
-/* The bus daemon, whose CPU an edge over the bus costs too: the bus names itself
- * (dbus-broker by its launcher, whose child it is). */
-static pid_t bus_daemon_pid(sd_bus *root)
-{
-	sd_bus_message *reply = NULL;
-	char comm[64] = "";
-	uint32_t pid = 0;
-
-	ck_assert_int_ge(sd_bus_call_method(root, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-					    "org.freedesktop.DBus", "GetConnectionUnixProcessID",
-					    NULL, &reply, "s", "org.freedesktop.DBus"), 0);
-	ck_assert_int_ge(sd_bus_message_read(reply, "u", &pid), 0);
-	sd_bus_message_unref(reply);
-	ck_assert_msg(read_comm((pid_t)pid, comm, sizeof(comm)), "bus daemon pid %u: %m", pid);
-	if (strcmp(comm, "dbus-broker-lau") == 0) {
-		DIR *d = opendir("/proc");
-		struct dirent *de;
-		uint32_t launcher = pid;
-
-		ck_assert_ptr_nonnull(d);
-		while ((de = readdir(d))) {
-			char p[300], buf[512], *s;
-			int ppid = 0;
-			FILE *f;
-
-			snprintf(p, sizeof(p), "/proc/%s/stat", de->d_name);
-			if (!(f = fopen(p, "re")))
-				continue;
-			s = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-			fclose(f);
-			if (s && sscanf(s + 2, "%*c %d", &ppid) == 1 &&
-			    (uint32_t)ppid == launcher &&
-			    read_comm(atoi(de->d_name), comm, sizeof(comm)) &&
-			    strcmp(comm, "dbus-broker") == 0)
-				pid = (uint32_t)atoi(de->d_name);
-		}
-		closedir(d);
-		ck_assert_msg(pid != launcher, "no dbus-broker under its launcher (pid %u)",
-			      launcher);
-	}
-	printf("# bus daemon: %s, pid %u\n", comm, pid);
-	return (pid_t)pid;
-}
-
 START_TEST(test_bench)
 {
 #define P50(k) (c.pct[(k)].p50)
@@ -400,7 +339,7 @@ START_TEST(test_bench)
 	calls_close(&c);
 
 	eb = edge_bench_new(sim, EDGE_FIRST, hd, hp, hb,
-			    (struct edge_peers){ .broker = broker, .bus = bus_daemon_pid(root),
+			    (struct edge_peers){ .broker = broker, .bus = gb_bus_daemon_pid(root),
 						 .root = root });
 	edge_bench_latency(eb, edges, getenv("GB_TEST_BENCH_PLOT"));
 	e_gpiod = edge_bench_p50(eb, EDGE_GPIOD, WAIT_POLL);

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <errno.h>
 #include <grp.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -489,6 +490,63 @@ START_TEST(test_broker_gone)
 }
 END_TEST
 
+/*
+ * The broker's private connection closes before the bus says the broker left (the
+ * bus daemon stopped meanwhile): the library drops that connection from inside
+ * its own processing and must not touch it again. Freed memory is scribbled over
+ * (M_PERTURB), so a connection used after its free is seen, not read as closed.
+ */
+START_TEST(test_private_connection_closed_first)
+{
+	struct gpiobroker *b = gb_client_open_as(UID_ALICE);
+	struct gpiobroker_line_settings s = gb_input_edge_settings();
+	struct gpiobroker_request *req = gpiobroker_request(b, "button", "orphan", &s);
+	sd_bus *root = gb_connect_bus(0);
+	pid_t bus = gb_bus_daemon_pid(gb_sysbus(root));
+	struct rec r = { 0 };
+	int guard[2], rw = 0, rp = 0;
+	pid_t guard_pid;
+	long long end;
+
+	ck_assert_ptr_nonnull(req);
+	ck_assert_int_eq(gpiobroker_to_irq(req, on_irq, &r), 0);
+	/* Whatever becomes of this test, the bus goes on: a guard wakes it when this
+	 * process closes the pipe, or dies. */
+	ck_assert_int_eq(pipe(guard), 0);
+	guard_pid = fork();
+	ck_assert_int_ge(guard_pid, 0);
+	if (guard_pid == 0) {
+		char c;
+
+		close(guard[1]);
+		(void)read(guard[0], &c, 1);
+		kill(bus, SIGCONT);
+		_exit(0);
+	}
+	close(guard[0]);
+	ck_assert_int_eq(mallopt(M_PERTURB, 0xa5), 1);
+	ck_assert_int_eq(kill(bus, SIGSTOP), 0);
+	ck_assert_int_eq(gb_broker_stop(broker), 0);
+	/* Everything the broker's leaving shows without the bus: processed whole. */
+	end = gb_now_ns() + 300000000LL * gb_slow();
+	while (gb_now_ns() < end && rw >= 0 && rp >= 0) {
+		rw = gpiobroker_wait(b, 20000);
+		rp = gpiobroker_process(b);
+	}
+	close(guard[1]);
+	ck_assert_int_eq(waitpid(guard_pid, NULL, 0), guard_pid);
+	ck_assert_int_ge(rw, 0);
+	ck_assert_int_ge(rp, 0);
+	ck_assert(gb_client_wait_count(&b, 1, &r.n, 1, 5000));
+	ck_assert_int_eq(r.ev[0].type, GPIOBROKER_EVENT_BROKER_GONE);
+	ck_assert_int_eq(mallopt(M_PERTURB, 0), 1);
+	gpiobroker_request_close(req);
+	gpiobroker_close(b);
+	gb_close(root);
+	broker = gb_broker_spawn(NULL);
+}
+END_TEST
+
 /* sd-event integration: the loop runs the handler; a timer bounds the wait. */
 struct loop_state {
 	sd_event *e;
@@ -594,6 +652,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_forged_signals_ignored);
 	tcase_add_test(tc, test_chip_gone);
 	tcase_add_test(tc, test_broker_gone);
+	tcase_add_test(tc, test_private_connection_closed_first);
 	tcase_add_test(tc, test_sd_event);
 	tcase_add_test(tc, test_killed_client_leaves_nothing_held);
 	return s;

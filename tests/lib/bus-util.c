@@ -2,15 +2,18 @@
 #include "bus-util.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "org.gpiodbroker1.h"
+#include "procstat.h"
 #include "timing.h"
 
 /* Private connections and the bus connections that opened them. */
@@ -274,4 +277,48 @@ void gb_call_expect_error_at(const char *file, int line, sd_bus *bus, const char
 	ck_assert_msg(err.message && *err.message, "%s:%d: %s without a message", file, line, err.name);
 	gb_assert_error_at(file, line, &err, want, NULL);
 	sd_bus_message_unref(m);
+}
+
+/* The bus daemon, whose CPU an edge over the bus costs too: the bus names itself
+ * (dbus-broker by its launcher, whose child it is). */
+pid_t gb_bus_daemon_pid(sd_bus *root)
+{
+	sd_bus_message *reply = NULL;
+	char comm[64] = "";
+	uint32_t pid = 0;
+
+	ck_assert_int_ge(sd_bus_call_method(root, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+					    "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+					    NULL, &reply, "s", "org.freedesktop.DBus"), 0);
+	ck_assert_int_ge(sd_bus_message_read(reply, "u", &pid), 0);
+	sd_bus_message_unref(reply);
+	ck_assert_msg(gb_proc_comm((pid_t)pid, comm, sizeof(comm)), "bus daemon pid %u: %m", pid);
+	if (strcmp(comm, "dbus-broker-lau") == 0) {
+		DIR *d = opendir("/proc");
+		struct dirent *de;
+		uint32_t launcher = pid;
+
+		ck_assert_ptr_nonnull(d);
+		while ((de = readdir(d))) {
+			char p[300], buf[512], *s;
+			int ppid = 0;
+			FILE *f;
+
+			snprintf(p, sizeof(p), "/proc/%s/stat", de->d_name);
+			if (!(f = fopen(p, "re")))
+				continue;
+			s = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+			fclose(f);
+			if (s && sscanf(s + 2, "%*c %d", &ppid) == 1 &&
+			    (uint32_t)ppid == launcher &&
+			    gb_proc_comm(atoi(de->d_name), comm, sizeof(comm)) &&
+			    strcmp(comm, "dbus-broker") == 0)
+				pid = (uint32_t)atoi(de->d_name);
+		}
+		closedir(d);
+		ck_assert_msg(pid != launcher, "no dbus-broker under its launcher (pid %u)",
+			      launcher);
+	}
+	printf("# bus daemon: %s, pid %u\n", comm, pid);
+	return (pid_t)pid;
 }

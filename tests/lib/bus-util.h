@@ -90,4 +90,10 @@ void gb_assert_error_at(const char *file, int line, sd_bus_error *err, const cha
 void gb_call_expect_error_at(const char *file, int line, sd_bus *bus, const char *want, const char *path,
 			     const char *iface, const char *member, const char *types, ...);
 
+/**
+ * The bus daemon's pid, as the bus names it (for dbus-broker, the dbus-broker
+ * process under the launcher the bus names). Aborts the test if not found.
+ */
+pid_t gb_bus_daemon_pid(sd_bus *root);
+
 #endif

@@ -98,3 +98,19 @@ long gb_raise_fd_limit(void)
 	getrlimit(RLIMIT_NOFILE, &rl);
 	return (long)rl.rlim_cur;
 }
+
+bool gb_proc_comm(pid_t pid, char *comm, size_t size)
+{
+	char p[64];
+	FILE *f;
+	bool ok;
+
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
+	f = fopen(p, "re");
+	if (!f)
+		return false;
+	ok = fgets(comm, (int)size, f) != NULL;
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	return ok;
+}

@@ -6,6 +6,8 @@
 #ifndef GB_TEST_PROCSTAT_H
 #define GB_TEST_PROCSTAT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /** VmRSS in KiB, or -1. */
@@ -21,6 +23,8 @@ int gb_proc_fd_count(pid_t pid);
  * /proc/PID/stat's clock ticks; -1 if neither can be read.
  */
 long long gb_proc_cpu_ns(pid_t pid);
+/** /proc/PID/comm into @p comm (its newline cut); false if it cannot be read. */
+bool gb_proc_comm(pid_t pid, char *comm, size_t size);
 /** Raise this process's soft open-file limit to the hard one; returns the new soft limit. */
 long gb_raise_fd_limit(void);
 
