@@ -660,6 +660,6 @@ static Suite *suite(void)
 
 int main(int argc, char **argv)
 {
-	gb_bench_enter(argc, argv);
+	gb_bench_enter_memcheck(argc, argv);
 	return gb_run_suite(suite());
 }

@@ -13,6 +13,14 @@
 
 void gb_bench_enter(int argc, char **argv);
 
+/**
+ * As gb_bench_enter(), and with GB_TEST_VALGRIND set (make distcheck in
+ * tools/run-tests, where the broker runs under valgrind too) the program itself
+ * runs in the bench under valgrind: memory errors of the library it tests fail the
+ * test (exit 97). For the programs that test libgpiobroker's own memory handling.
+ */
+void gb_bench_enter_memcheck(int argc, char **argv);
+
 /** Wait until @p fd is readable, at most @p timeout_ms; 1 ready, 0 timed out, -errno. */
 int gb_wait_readable(int fd, int timeout_ms);
 
