@@ -58,36 +58,31 @@ static bool bus_due(sd_bus *bus)
 	return t == 0 || t <= now_usec();
 }
 
-/* Everything pending on @p bus, if its fd said so (@p must) or sd-bus holds work the
- * fd does not show; nothing, not even a read that finds the socket empty, if not.
- * Messages handled, or -errno. */
-static int process_bus(sd_bus *bus, bool must)
+/* Everything pending on the connection in @p slot, if its fd said so (@p must) or
+ * sd-bus holds work the fd does not show; nothing, not even a read that finds the
+ * socket empty, if not. The slot is read again after each message: a handler may
+ * drop and free the connection from inside sd_bus_process() (the private
+ * connection's Disconnected does), leaving it NULL. Messages handled, or -errno. */
+static int process_bus(sd_bus *const *slot, bool must)
 {
-	int n = 0, r;
+	int n = 0, r = 0;
 
-	if (!must && !bus_due(bus))
+	if (!*slot || (!must && !bus_due(*slot)))
 		return 0;
-	while ((r = sd_bus_process(bus, NULL)) > 0)
+	while (*slot && (r = sd_bus_process(*slot, NULL)) > 0)
 		n++;
 	return r < 0 ? r : n;
 }
 
-/* As process_bus(), but the connection is looked up again after each message: its
- * Disconnected handler (the broker went) drops and frees it from inside
- * sd_bus_process(). */
 static int process_p2p(struct gpiobroker *b, bool must)
 {
-	int n = 0, r = 0;
+	int r = process_bus(&b->p2p, must);
 
-	if (!b->p2p || (!must && !bus_due(b->p2p)))
-		return 0;
-	while (b->p2p && (r = sd_bus_process(b->p2p, NULL)) > 0)
-		n++;
 	if (r >= 0)
-		return n;
+		return r;
 	/* The broker went: not the caller's error, the bus says the rest. */
 	gb_p2p_drop(b, false);
-	return n;
+	return 0;
 }
 
 GB_EXPORT int gpiobroker_process(struct gpiobroker *b)
@@ -97,7 +92,7 @@ GB_EXPORT int gpiobroker_process(struct gpiobroker *b)
 	int n = 0, k, r = 0;
 
 	if (b->epfd < 0)
-		return process_bus(b->bus, true);
+		return process_bus(&b->bus, true);
 	/* What is ready, in one call (or the one gpiobroker_wait() just made): a line
 	 * fd's edges are one read() from here. */
 	k = b->n_ready;
@@ -122,7 +117,7 @@ GB_EXPORT int gpiobroker_process(struct gpiobroker *b)
 	gb_direct_release(b->direct);
 	if (r < 0)
 		return r;
-	r = process_bus(b->bus, bus);
+	r = process_bus(&b->bus, bus);
 	if (r < 0)
 		return r;
 	n += r;
