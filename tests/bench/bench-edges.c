@@ -286,8 +286,7 @@ struct path {
 	struct gpiobroker *b; /* ... libgpiobroker, or ... */
 	unsigned int flags;
 	struct gpiobroker_request *req;
-	bool relay; /* ... the relay: its chip, its process and our end of its socket */
-	const char *relay_chip;
+	const char *relay_chip; /* ... the relay: its chip, process and our socket end */
 	pid_t relay_pid;
 	int relay_sock;
 };
@@ -368,11 +367,17 @@ static void path_open_gpiod(struct path *p)
 	ck_assert_msg(p->lr != NULL, "gpiod: request of %u lines: %m", p->n);
 }
 
-/* What the relay writes for each event; one write carries what one read gave. */
-struct relay_event {
-	uint64_t ts, gseq, lseq;
-	uint32_t off;
-};
+/* A kernel event as libgpiod reads it; its seqno is the kernel's global one. */
+static struct edge_seen gpiod_seen(struct gpiod_edge_event *ev)
+{
+	uint64_t gseq = gpiod_edge_event_get_global_seqno(ev);
+
+	return (struct edge_seen){ .off = gpiod_edge_event_get_line_offset(ev),
+				   .ts = gpiod_edge_event_get_timestamp_ns(ev),
+				   .gseq = gseq,
+				   .lseq = gpiod_edge_event_get_line_seqno(ev),
+				   .seqno = gseq };
+}
 
 /* The relay: libgpiod's poll() and read(), then one send() of the events, nothing
  * else (no message format, no policy, no bookkeeping). It ends when the program
@@ -382,7 +387,7 @@ static void relay_main(const char *chip_path, unsigned int first, unsigned int n
 	struct gpiod_chip *gc = gpiod_chip_open(chip_path);
 	struct gpiod_line_request *lr = gc ? gpiod_request_edges(gc, first, n) : NULL;
 	struct gpiod_edge_event_buffer *buf = gpiod_edge_event_buffer_new(EDGE_LINES);
-	struct relay_event out[EDGE_LINES];
+	struct edge_seen out[EDGE_LINES];
 	struct pollfd fds[2] = { { .events = POLLIN }, { .fd = sock, .events = POLLIN } };
 	char ready = 'R';
 
@@ -402,16 +407,8 @@ static void relay_main(const char *chip_path, unsigned int first, unsigned int n
 		k = gpiod_line_request_read_edge_events(lr, buf, EDGE_LINES);
 		if (k < 0)
 			_exit(4);
-		for (int i = 0; i < k; i++) {
-			struct gpiod_edge_event *ev = gpiod_edge_event_buffer_get_event(buf, i);
-
-			out[i] = (struct relay_event){
-				.ts = gpiod_edge_event_get_timestamp_ns(ev),
-				.gseq = gpiod_edge_event_get_global_seqno(ev),
-				.lseq = gpiod_edge_event_get_line_seqno(ev),
-				.off = gpiod_edge_event_get_line_offset(ev),
-			};
-		}
+		for (int i = 0; i < k; i++)
+			out[i] = gpiod_seen(gpiod_edge_event_buffer_get_event(buf, i));
 		if (k > 0 && send(sock, out, k * sizeof(out[0]), MSG_NOSIGNAL) < 0)
 			_exit(5);
 	}
@@ -466,18 +463,14 @@ static void path_open_relay(struct path *p)
 /* One read, as the program on the other end of any broker would make at the least. */
 static void relay_read(struct path *p)
 {
-	struct relay_event in[EDGE_LINES];
+	struct edge_seen in[EDGE_LINES];
 	ssize_t k = recv(p->relay_sock, in, sizeof(in), 0);
 
 	if (k < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	ck_assert_msg(k > 0 && k % (ssize_t)sizeof(in[0]) == 0, "relay: read %zd bytes: %m", k);
-	for (ssize_t i = 0; i < k / (ssize_t)sizeof(in[0]); i++) {
-		struct edge_seen seen = { .off = in[i].off, .ts = in[i].ts, .gseq = in[i].gseq,
-					  .lseq = in[i].lseq, .seqno = in[i].gseq };
-
-		rec_edge(&p->rec, &seen);
-	}
+	for (ssize_t i = 0; i < k / (ssize_t)sizeof(in[0]); i++)
+		rec_edge(&p->rec, &in[i]);
 }
 
 /* A request of @p n lines from @p first, both edges; its counts start at 0, as the
@@ -491,7 +484,7 @@ static void path_open(struct path *p, const char *chip, unsigned int first, unsi
 				    .marker_off = n > 1 ? first + n - 1 : UINT_MAX };
 	if (p->gc)
 		path_open_gpiod(p);
-	else if (p->relay)
+	else if (p->relay_chip)
 		path_open_relay(p);
 	else
 		path_open_lib(p, chip);
@@ -527,7 +520,7 @@ static int path_wait(struct path *p, enum edge_wait w, int ctl, int ms)
 	if (p->lr) {
 		fds[0].fd = gpiod_line_request_get_fd(p->lr);
 		fds[0].events = POLLIN;
-	} else if (p->relay) {
+	} else if (p->relay_chip) {
 		fds[0] = (struct pollfd){ .fd = p->relay_sock, .events = POLLIN };
 	} else if (w == WAIT_REQ) {
 		fds[0] = (struct pollfd){ .fd = gpiobroker_request_get_fd(p->req), .events = POLLIN };
@@ -562,7 +555,7 @@ static void path_process(struct path *p, enum edge_wait w)
 {
 	int n;
 
-	if (p->relay) {
+	if (p->relay_chip) {
 		relay_read(p);
 		return;
 	}
@@ -574,13 +567,8 @@ static void path_process(struct path *p, enum edge_wait w)
 	n = gpiod_line_request_read_edge_events(p->lr, p->buf, EDGE_LINES);
 	ck_assert_int_ge(n, 0);
 	for (int i = 0; i < n; i++) {
-		struct gpiod_edge_event *ev = gpiod_edge_event_buffer_get_event(p->buf, i);
-		uint64_t gseq = gpiod_edge_event_get_global_seqno(ev);
-		struct edge_seen seen = { .off = gpiod_edge_event_get_line_offset(ev),
-					  .ts = gpiod_edge_event_get_timestamp_ns(ev),
-					  .gseq = gseq,
-					  .lseq = gpiod_edge_event_get_line_seqno(ev),
-					  .seqno = gseq };
+		struct edge_seen seen = gpiod_seen(gpiod_edge_event_buffer_get_event(p->buf, i));
+		uint64_t gseq = seen.gseq;
 
 		/* The kernel's buffer overflowed: its seqno jumps. An event that comes
 		 * after a later one (the kernel's interrupt threads, one per line, can
@@ -655,7 +643,6 @@ struct edge_bench *edge_bench_new(struct gb_sim_chip *sim, unsigned int first,
 		e->paths[i].b = handles[i];
 	}
 	e->paths[EDGE_DIRECT].flags = GPIOBROKER_REQUEST_DIRECT;
-	e->paths[EDGE_RELAY].relay = true;
 	e->paths[EDGE_RELAY].relay_chip = gb_sim_chip_path(sim);
 	e->paths[EDGE_GPIOD].gc = gpiod_chip_open(gb_sim_chip_path(sim));
 	ck_assert_ptr_nonnull(e->paths[EDGE_GPIOD].gc);
@@ -699,7 +686,7 @@ static void latency_one(struct edge_bench *e, struct path *p, enum edge_wait w)
 			ck_abort_msg("%s: no edge %d ms after the toggle", p->name,
 				     EDGE_TIMEOUT_MS);
 		}
-		if (path_wait(p, w, -1, (int)left) || (!p->lr && !p->relay))
+		if (path_wait(p, w, -1, (int)left) || (!p->lr && !p->relay_chip))
 			path_process(p, w);
 	}
 	e->tick_ns = (long long)p->rec.last_ts;
