@@ -24,6 +24,7 @@ int gb_errno_of(const sd_bus_error *e, int r)
 		{ GB_ERROR_PREFIX "PolicyInvalid", EBADMSG },
 		{ GB_ERROR_PREFIX "LimitsExceeded", EDQUOT },
 		{ GB_ERROR_PREFIX "Failed", EIO },
+		{ GB_ERROR_NO_FD_PASSING, EOPNOTSUPP },
 		{ "org.freedesktop.DBus.Error.UnknownObject", ENOENT },
 		{ "org.freedesktop.DBus.Error.UnknownMethod", ENOENT },
 		/* No broker on the bus (and no activation): say so distinctly. */

@@ -158,6 +158,70 @@ enum gpiobroker_transport {
 struct gpiobroker *gpiobroker_open_transport(const char *address,
 					     enum gpiobroker_transport transport);
 
+/**
+ * Connect to the broker on another host, as busctl -H does: @p host is
+ * [USER@]HOST[:PORT] (HOST a name, an IPv4 address or an [IPv6] address in
+ * brackets). The library runs "ssh -xT HOST systemd-stdio-bridge" with SSH's
+ * keepalive on (ServerAliveInterval 5, ServerAliveCountMax 3), so ssh's own
+ * configuration (keys, ~/.ssh/config, known hosts) applies. The broker sees the
+ * SSH login user, and its policy applies to that user as to a local one.
+ *
+ * An SSH link cannot carry file descriptors: there is no private connection
+ * (gpiobroker_get_transport() says GPIOBROKER_TRANSPORT_BUS; GPIOBROKER_TRANSPORT=p2p
+ * makes this fail with errno EOPNOTSUPP), a request with
+ * GPIOBROKER_REQUEST_DIRECT fails with NoFdPassing, and one with
+ * GPIOBROKER_REQUEST_DIRECT_OR_BUS is made on the bus. gpiobroker_get_fd() is an
+ * epoll fd from the start, the same across gpiobroker_reconnect().
+ *
+ * When the link is lost (ssh exits: its connection closed at once; a link gone
+ * silent after about 20 s, when 3 keepalive probes 5 s apart went unanswered),
+ * every request and watch of the handle gets GPIOBROKER_EVENT_BROKER_GONE with the
+ * detail "the connection to the bus was lost", gpiobroker_process() and every
+ * call fail with -ENOTCONN, and gpiobroker_is_connected() is false. The broker
+ * releases the managed requests to their safe state when it notices (at once when
+ * the connection closes; for a silent link after sshd's ClientAliveInterval x
+ * ClientAliveCountMax). See gpiobroker_reconnect().
+ * @return the connection, or NULL with errno set.
+ */
+struct gpiobroker *gpiobroker_open_host(const char *host);
+
+/**
+ * Connect to the broker on the system bus of the local container @p machine (a
+ * name systemd-machined knows), as busctl -M does. Usually needs root. As for a
+ * host, gpiobroker_get_fd() is an epoll fd from the start.
+ * @return the connection, or NULL with errno set.
+ */
+struct gpiobroker *gpiobroker_open_machine(const char *machine);
+
+/** Whether the bus connection is up: false once the link is lost (see gpiobroker_open_host()). */
+bool gpiobroker_is_connected(struct gpiobroker *b);
+
+/** Flags of gpiobroker_reconnect(). */
+enum gpiobroker_reconnect_flags {
+	/**
+	 * Also make again each request and watch whose handle the program still has:
+	 * a managed request is requested again with the lines, label and settings it
+	 * was made with and the values and directions set since; a persistent one (or
+	 * one opened by path) is found again at its path if nobody released it; a
+	 * watch is made again. Each handle made again gets
+	 * GPIOBROKER_EVENT_BROKER_RESTARTED (its path may have changed); one that could
+	 * not be stays gone, and is counted in the return value.
+	 */
+	GPIOBROKER_RECONNECT_REQUESTS = 1 << 0,
+};
+
+/**
+ * After the link was lost: open a new connection to what @p b was opened to (the
+ * same host, machine, address or system bus). Does nothing if still connected. Not
+ * for connections from gpiobroker_open_bus() (-EOPNOTSUPP). What the broker did
+ * meanwhile is the broker's: edges while the link was down are not reported, and
+ * outputs were at their safe state until they are requested again.
+ * @return with GPIOBROKER_RECONNECT_REQUESTS the number of requests and watches
+ * that could not be made again (0: all of them), else 0; or -errno (the link is
+ * still down: try again later).
+ */
+int gpiobroker_reconnect(struct gpiobroker *b, unsigned int flags);
+
 /** gpiobroker_open_bus() on @p transport. */
 struct gpiobroker *gpiobroker_open_bus_transport(struct sd_bus *bus,
 						 enum gpiobroker_transport transport);

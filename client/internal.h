@@ -45,9 +45,28 @@ struct gb_source {
 struct gb_pending_request;
 struct gb_subscription;
 
+/* What a connection was opened to: gpiobroker_reconnect() opens the same again. */
+enum gb_target_kind {
+	GB_TARGET_SYSTEM,  /* the local system bus */
+	GB_TARGET_ADDRESS, /* a D-Bus address */
+	GB_TARGET_HOST,    /* a host's system bus over SSH */
+	GB_TARGET_MACHINE, /* a local container's system bus */
+	GB_TARGET_BUS,     /* the caller's sd_bus: not ours to open again */
+};
+
 /* One connection to the broker (struct gpiobroker of the API). */
 struct gpiobroker {
 	sd_bus *bus;
+	enum gb_target_kind target;
+	char *target_arg;                /* the address, host or machine */
+	enum gpiobroker_transport asked; /* the transport the caller opened with */
+	/* The bus connection closed under us (an SSH link went, the bus daemon
+	 * died): calls fail with ENOTCONN until gpiobroker_reconnect(). */
+	bool lost;
+	/* The connection cannot carry file descriptors (an SSH link): no private
+	 * connection, no direct request. */
+	bool no_fds;
+	sd_bus_slot *local_slot;
 	/* The private connection to the broker (Manager.OpenConnection), when in use:
 	 * every call goes there, and the broker's signals for us come on it. The bus
 	 * connection stays: it is our identity, and how we hear the broker restart. */
@@ -196,6 +215,10 @@ typedef int (*gb_append_fn)(sd_bus_message *m, const void *args);
 int gb_call_repeatable(struct gpiobroker *b, const char *path, const char *method,
 		       gb_append_fn append, const void *args, sd_bus_message **reply);
 
+/* The sd-bus address of [USER@]HOST[:PORT]'s system bus over SSH (open.c; exposed
+ * for the host tests). 0, or -EINVAL for a malformed host. */
+int gb_host_address(const char *host, char *out, size_t size);
+
 /* --- rank 3: subscription.c, what requests and watches share ---------------------- */
 
 /* What differs between a request and a watch, for the code they share. */
@@ -206,6 +229,9 @@ struct gb_subscription_kind {
 	void (*deliver)(struct gb_subscription *sub, const struct gpiobroker_event *ev);
 	/* Free the handle without telling the broker (gpiobroker_close()). */
 	void (*free)(struct gb_subscription *sub);
+	/* Make the request or watch again on a new connection (gpiobroker_reconnect()),
+	 * the handle kept: 0, or -errno with the handle still gone. */
+	int (*renew)(struct gb_subscription *sub);
 };
 
 /* The part of a request or watch that receives the broker's signals. */
@@ -254,13 +280,30 @@ void gb_subscription_replay_initial(struct gb_subscription *sub);
 /* The handlers the connection's matches and direct requests are given. */
 int gb_subscription_on_signal(sd_bus_message *m, void *userdata, sd_bus_error *error);
 int gb_subscription_on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error);
+/* The bus connection's Local.Disconnected: every handle is told BROKER_GONE. */
+int gb_subscription_on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *error);
+/* After gpiobroker_reconnect(): each handle still gone is made again (kind->renew)
+ * and told BROKER_RESTARTED. The number that could not be. */
+unsigned int gb_subscription_renew_all(struct gpiobroker *b);
 bool gb_subscription_direct_edge(struct gb_subscription *sub, struct gpiobroker_event *ev,
 				 uint64_t kernel_lost, bool late);
 
 /* --- rank 5: request.c ------------------------------------------------------------ */
 
+/* How a request was made, to make it again after a reconnection: the lines as the
+ * caller named them, their settings kept up to date with the values and
+ * directions set since, the label and the flags. */
+struct gb_recipe {
+	size_t n;
+	char **lines;
+	struct gpiobroker_line_settings *settings;
+	char *label;
+	unsigned int flags;
+};
+
 struct gpiobroker_request {
 	struct gb_subscription sub;
+	struct gb_recipe *recipe; /* NULL: opened by path, or persistent */
 	bool persistent;
 	gpiobroker_irq_handler handler;
 	void *userdata;
@@ -269,11 +312,17 @@ struct gpiobroker_request {
 
 /* Cancel the async requests in flight: their handlers never run. */
 void gb_request_cancel_pending(struct gpiobroker *b);
+/* What values.c changed, kept for a request made again (@p idx NULL: 0..n-1):
+ * outputs at @p values (NULL: inputs), or @p settings merged as Reconfigure does. */
+void gb_request_remember(struct gpiobroker_request *req, size_t n, const unsigned int idx[],
+			 const int values[], bool output,
+			 const struct gpiobroker_line_settings settings[]);
 
 /* --- rank 7: watch.c -------------------------------------------------------------- */
 
 struct gpiobroker_watch {
 	struct gb_subscription sub;
+	char *line; /* as the caller named it, to watch it again after a reconnection */
 	gpiobroker_watch_handler handler;
 	void *userdata;
 };

@@ -91,8 +91,13 @@ GB_EXPORT int gpiobroker_process(struct gpiobroker *b)
 	bool bus = false, p2p = false;
 	int n = 0, k, r = 0;
 
-	if (b->epfd < 0)
-		return process_bus(&b->bus, true);
+	bool was_lost = b->lost;
+
+	if (b->epfd < 0) {
+		r = process_bus(&b->bus, true);
+		/* The call that delivered the loss to the handles succeeded; later ones fail. */
+		return r < 0 && b->lost && !was_lost ? 1 : r;
+	}
 	/* What is ready, in one call (or the one gpiobroker_wait() just made): a line
 	 * fd's edges are one read() from here. */
 	k = b->n_ready;
@@ -118,6 +123,8 @@ GB_EXPORT int gpiobroker_process(struct gpiobroker *b)
 	if (r < 0)
 		return r;
 	r = process_bus(&b->bus, bus);
+	if (r < 0 && b->lost && !was_lost)
+		r = 1;
 	if (r < 0)
 		return r;
 	n += r;

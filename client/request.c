@@ -20,6 +20,91 @@ static void deliver(struct gb_subscription *sub, const struct gpiobroker_event *
 	req->handler(req, ev, req->userdata);
 }
 
+static void recipe_free(struct gb_recipe *rc)
+{
+	if (!rc)
+		return;
+	for (size_t i = 0; rc->lines && i < rc->n; i++)
+		free(rc->lines[i]);
+	free(rc->lines);
+	free(rc->settings);
+	free(rc->label);
+	free(rc);
+}
+
+/* NULL if out of memory: the request then cannot be made again, nothing else. */
+static struct gb_recipe *recipe_new(size_t n, const char *const lines[],
+				    const struct gpiobroker_line_settings settings[],
+				    const char *label, unsigned int flags)
+{
+	struct gb_recipe *rc = calloc(1, sizeof(*rc));
+
+	if (!rc)
+		return NULL;
+	rc->n = n;
+	rc->flags = flags;
+	rc->label = strdup(label);
+	rc->lines = calloc(n ? n : 1, sizeof(char *));
+	rc->settings = calloc(n ? n : 1, sizeof(*rc->settings));
+	if (!rc->label || !rc->lines || !rc->settings) {
+		recipe_free(rc);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rc->lines[i] = strdup(lines[i] ? lines[i] : "");
+		if (!rc->lines[i]) {
+			recipe_free(rc);
+			return NULL;
+		}
+		if (settings)
+			rc->settings[i] = settings[i];
+		else
+			gpiobroker_line_settings_init(&rc->settings[i]);
+	}
+	return rc;
+}
+
+void gb_request_remember(struct gpiobroker_request *req, size_t n, const unsigned int idx[],
+			 const int values[], bool output,
+			 const struct gpiobroker_line_settings settings[])
+{
+	struct gb_recipe *rc = req->recipe;
+
+	for (size_t i = 0; rc && i < n; i++) {
+		struct gpiobroker_line_settings *s, def;
+		size_t k = GB_IDX(idx, i);
+
+		if (k >= rc->n)
+			continue;
+		s = &rc->settings[k];
+		if (!settings) {
+			s->direction = output ? GPIOBROKER_DIRECTION_OUTPUT :
+						GPIOBROKER_DIRECTION_INPUT;
+			if (output)
+				s->value = values[i] ? 1 : 0;
+			continue;
+		}
+		/* Reconfigure changes what differs from the defaults, keeps the rest. */
+		gpiobroker_line_settings_init(&def);
+		if (settings[i].direction != def.direction) {
+			s->direction = settings[i].direction;
+			s->value = settings[i].value ? 1 : 0;
+		}
+		if (settings[i].edge != def.edge)
+			s->edge = settings[i].edge;
+		if (settings[i].bias != def.bias)
+			s->bias = settings[i].bias;
+		if (settings[i].drive != def.drive)
+			s->drive = settings[i].drive;
+		if (settings[i].active_low)
+			s->active_low = true;
+		if (settings[i].debounce_us)
+			s->debounce_us = settings[i].debounce_us;
+		if (settings[i].event_clock != def.event_clock)
+			s->event_clock = settings[i].event_clock;
+	}
+}
+
 static void request_free_handle(struct gpiobroker_request *req)
 {
 	/* The fds go at once, also from a handler: the handle may outlive this call. */
@@ -28,8 +113,10 @@ static void request_free_handle(struct gpiobroker_request *req)
 		req->sub.b->n_ready = 0;
 		req->direct = NULL;
 	}
-	if (gb_subscription_end(&req->sub))
+	if (gb_subscription_end(&req->sub)) {
+		recipe_free(req->recipe);
 		free(req);
+	}
 }
 
 static void free_sub(struct gb_subscription *sub)
@@ -37,11 +124,14 @@ static void free_sub(struct gb_subscription *sub)
 	request_free_handle(gb_container_of(sub, struct gpiobroker_request, sub));
 }
 
+static int renew(struct gb_subscription *sub);
+
 static const struct gb_subscription_kind request_kind = {
 	.iface = GB_IFACE_REQUEST,
 	.restart_prop = "Label",
 	.deliver = deliver,
 	.free = free_sub,
+	.renew = renew,
 };
 
 /* Read the request's Lines and Persistent properties into the handle. */
@@ -234,6 +324,15 @@ gpiobroker_request_array(struct gpiobroker *b, size_t n, const char *const lines
 		errno = EINVAL;
 		return NULL;
 	}
+	if (b->no_fds && (flags & GPIOBROKER_REQUEST_DIRECT_OR_BUS))
+		flags &= ~(GPIOBROKER_REQUEST_DIRECT | GPIOBROKER_REQUEST_DIRECT_OR_BUS);
+	if (b->no_fds && (flags & GPIOBROKER_REQUEST_DIRECT)) {
+		sd_bus_error_set(&e, GB_ERROR_NO_FD_PASSING,
+				 "this connection cannot pass file descriptors (a link over SSH): "
+				 "no direct request; GPIOBROKER_REQUEST_DIRECT_OR_BUS falls back to the bus");
+		errno = -gb_fail(b, &e, -EOPNOTSUPP);
+		return NULL;
+	}
 	if (flags & GPIOBROKER_REQUEST_DIRECT_OR_BUS)
 		flags |= GPIOBROKER_REQUEST_DIRECT;
 	r = new_request_message(b, &m, n, lines, settings, label, flags);
@@ -250,7 +349,103 @@ gpiobroker_request_array(struct gpiobroker *b, size_t n, const char *const lines
 	/* Refused (policy, watchers, an older broker): the same request on the bus. */
 	if (!req && (flags & GPIOBROKER_REQUEST_DIRECT_OR_BUS))
 		return gpiobroker_request_array(b, n, lines, settings, label, 0);
+	if (req && !req->persistent)
+		req->recipe = recipe_new(n, lines, settings, label,
+					 flags & ~GPIOBROKER_REQUEST_DIRECT_OR_BUS);
 	return req;
+}
+
+/* The handle's lines forgotten, to be read again from the broker. */
+static void forget_lines(struct gb_subscription *sub)
+{
+	for (size_t i = 0; sub->chips && i < sub->n_lines; i++)
+		free(sub->chips[i]);
+	free(sub->chips);
+	free(sub->offsets);
+	sub->chips = NULL;
+	sub->offsets = NULL;
+	sub->n_lines = 0;
+	free(sub->init_value);
+	free(sub->init_ts);
+	sub->init_value = NULL;
+	sub->init_ts = NULL;
+}
+
+/*
+ * After gpiobroker_reconnect(): a persistent request (or one opened by path) is
+ * still where it was, if nobody released it; a managed one was released when the
+ * connection went, and is requested again as it was made, with the values and
+ * directions set since. A direct one comes back direct where this connection can
+ * pass its fds, else on the bus.
+ */
+static int renew(struct gb_subscription *sub)
+{
+	struct gpiobroker_request *req = gb_container_of(sub, struct gpiobroker_request, sub);
+	struct gpiobroker *b = sub->b;
+	struct gb_recipe *rc = req->recipe;
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *m = NULL, *reply = NULL;
+	unsigned int flags;
+	const char *path;
+	char *copy;
+	int r;
+
+	if (req->direct) {
+		gb_direct_req_free(b->direct, req->direct);
+		b->n_ready = 0;
+		req->direct = NULL;
+	}
+	if (!rc) {
+		forget_lines(sub);
+		r = load_request(req);
+		if (r >= 0 && req->handler && req->persistent)
+			r = sd_bus_call_method(gb_conn(b), GB_BUS_NAME, sub->path, GB_IFACE_REQUEST,
+					       "Subscribe", &e, NULL, "");
+		return r < 0 ? gb_fail(b, &e, r) : 0;
+	}
+	flags = rc->flags;
+	if (b->no_fds)
+		flags &= ~GPIOBROKER_REQUEST_DIRECT;
+	r = new_request_message(b, &m, rc->n, (const char *const *)rc->lines, rc->settings,
+				rc->label, flags);
+	if (r >= 0)
+		r = sd_bus_call(gb_conn(b), m, 0, &e, &reply);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "o", &path);
+	if (r >= 0) {
+		copy = strdup(path);
+		if (copy) {
+			free(sub->path);
+			sub->path = copy;
+		} else {
+			r = -ENOMEM;
+		}
+	}
+	sd_bus_message_unref(m);
+	sd_bus_message_unref(reply);
+	if (r < 0)
+		return gb_fail(b, &e, r);
+	forget_lines(sub);
+	sub->have_seqno = true;
+	sub->last_seqno = 0;
+	r = load_request(req);
+	if (r >= 0 && (flags & GPIOBROKER_REQUEST_DIRECT)) {
+		r = gb_epoll_fd(b);
+		if (r >= 0)
+			r = gb_direct_open(&b->direct, gb_conn(b), r, sub->path, sub->n_lines,
+					   sub->chips, sub->offsets, gb_subscription_direct_edge,
+					   sub, &req->direct, &e);
+		if (r < 0)
+			r = gb_fail(b, &e, r);
+	}
+	if (r < 0) {
+		/* Held but not usable through this handle: not left held. */
+		sd_bus_call_method(gb_conn(b), GB_BUS_NAME, sub->path, GB_IFACE_REQUEST, "Release",
+				   NULL, NULL, "");
+		free(sub->broker_unique);
+		sub->broker_unique = NULL;
+	}
+	return r;
 }
 
 GB_EXPORT struct gpiobroker_request *gpiobroker_request_output(struct gpiobroker *b,
@@ -406,6 +601,12 @@ GB_EXPORT int gpiobroker_free(struct gpiobroker_request *req)
 	if (!req)
 		return 0;
 	b = req->sub.b;
+	/* Gone with the connection: the broker released it then. */
+	if (b->lost && !req->persistent) {
+		request_free_handle(req);
+		gb_clear_error(b);
+		return 0;
+	}
 	/* Our copies of the line fds first: when Release returns, the kernel has the
 	 * lines back, not still held by them. */
 	gb_direct_req_free(b->direct, req->direct);

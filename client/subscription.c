@@ -23,7 +23,8 @@ static void ack(struct gb_subscription *sub, uint64_t seqno);
 static bool deliver_held(struct gb_subscription *sub, const struct gpiobroker_event *ev);
 static void keep_initial(struct gb_subscription *sub, unsigned int index, int value,
 			 uint64_t timestamp_ns);
-static void tell_marked(struct gpiobroker *b, enum gpiobroker_event_type type);
+static void tell_marked(struct gpiobroker *b, enum gpiobroker_event_type type,
+			const char *detail);
 
 /* --- the connection's list ---------------------------------------------------------- */
 
@@ -319,7 +320,7 @@ static void follow_new_broker(struct gpiobroker *b, const char *new_owner)
 		free(value);
 		sd_bus_error_free(&e);
 	}
-	tell_marked(b, GPIOBROKER_EVENT_BROKER_RESTARTED);
+	tell_marked(b, GPIOBROKER_EVENT_BROKER_RESTARTED, NULL);
 }
 
 int gb_subscription_on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error)
@@ -344,15 +345,54 @@ int gb_subscription_on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_e
 		s->broker_unique = NULL;
 		s->tell = true;
 	}
-	tell_marked(b, GPIOBROKER_EVENT_BROKER_GONE);
+	tell_marked(b, GPIOBROKER_EVENT_BROKER_GONE, NULL);
 	return 0;
+}
+
+int gb_subscription_on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct gpiobroker *b = userdata;
+
+	/* The link to the bus went (an SSH connection, the bus daemon): the broker
+	 * releases our managed requests and watches as for any client that leaves;
+	 * persistent requests stay held on the other side. */
+	b->lost = true;
+	gb_p2p_drop(b, false);
+	for (struct gb_subscription *s = b->subs; s; s = s->next) {
+		if (!s->broker_unique)
+			continue;
+		free(s->broker_unique);
+		s->broker_unique = NULL;
+		s->tell = true;
+	}
+	tell_marked(b, GPIOBROKER_EVENT_BROKER_GONE, "the connection to the bus was lost");
+	return 0;
+}
+
+unsigned int gb_subscription_renew_all(struct gpiobroker *b)
+{
+	unsigned int failed = 0;
+
+	for (struct gb_subscription *s = b->subs; s; s = s->next) {
+		if (s->broker_unique || s->freed)
+			continue;
+		if (!s->kind->renew || s->kind->renew(s) < 0 || !s->broker_unique) {
+			failed++;
+			continue;
+		}
+		s->unacked = 0;
+		s->tell = true;
+	}
+	tell_marked(b, GPIOBROKER_EVENT_BROKER_RESTARTED, "made again after a reconnection");
+	return failed;
 }
 
 /* Tell each marked subscription's handler once. A handler may free its handle or
  * others, so the walk starts over after each. */
-static void tell_marked(struct gpiobroker *b, enum gpiobroker_event_type type)
+static void tell_marked(struct gpiobroker *b, enum gpiobroker_event_type type,
+			const char *detail)
 {
-	struct gpiobroker_event ev = { .type = type };
+	struct gpiobroker_event ev = { .type = type, .detail = detail };
 	bool again = true;
 
 	while (again) {

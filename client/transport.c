@@ -192,6 +192,18 @@ int gb_transport_start(struct gpiobroker *b, enum gpiobroker_transport t)
 	b->strict = t == GPIOBROKER_TRANSPORT_P2P;
 	b->want = t == GPIOBROKER_TRANSPORT_BUS ? GPIOBROKER_TRANSPORT_BUS :
 						  GPIOBROKER_TRANSPORT_P2P;
+	/* The private connection is a file descriptor the broker hands over: a link
+	 * that cannot carry one (SSH) stays on the bus, and says why if that was not
+	 * what the caller asked for. */
+	if (b->want == GPIOBROKER_TRANSPORT_P2P && b->no_fds) {
+		b->want = GPIOBROKER_TRANSPORT_BUS;
+		if (b->strict) {
+			sd_bus_error_set(&e, GB_ERROR_NO_FD_PASSING,
+					 "this connection cannot pass file descriptors (a link over "
+					 "SSH): no private connection, calls go over the bus");
+			return gb_fail(b, &e, -EOPNOTSUPP);
+		}
+	}
 	if (b->want == GPIOBROKER_TRANSPORT_BUS)
 		return 0;
 	/* One fd for the caller's poll from the start, whichever way the broker's

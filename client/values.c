@@ -66,28 +66,39 @@ static int call(struct gpiobroker_request *req, const char *method, gb_append_fn
 GB_EXPORT int gpiobroker_direction_input(struct gpiobroker_request *req, unsigned int index)
 {
 	const struct lines_args a = { .n = 1, .idx = &index };
+	int r = call(req, "SetDirectionInput", append_indices, &a, NULL);
 
-	return call(req, "SetDirectionInput", append_indices, &a, NULL);
+	if (r >= 0)
+		gb_request_remember(req, 1, &index, NULL, false, NULL);
+	return r;
 }
 
 GB_EXPORT int gpiobroker_direction_output(struct gpiobroker_request *req, unsigned int index,
 					  int value)
 {
 	const struct lines_args a = { .n = 1, .idx = &index, .values = &value };
+	int r = call(req, "SetDirectionOutput", append_values, &a, NULL);
 
-	return call(req, "SetDirectionOutput", append_values, &a, NULL);
+	if (r >= 0)
+		gb_request_remember(req, 1, &index, &value, true, NULL);
+	return r;
 }
 
 GB_EXPORT int gpiobroker_set_values(struct gpiobroker_request *req, size_t n,
 				    const unsigned int idx[], const int values[])
 {
 	const struct lines_args a = { .n = n, .idx = idx, .values = values };
+	int r;
 
 	if (!values && n)
 		return -EINVAL;
 	if (req->direct)
-		return gb_result(req->sub.b, NULL, gb_direct_set(req->direct, n, idx, values));
-	return call(req, "SetValues", append_values, &a, NULL);
+		r = gb_result(req->sub.b, NULL, gb_direct_set(req->direct, n, idx, values));
+	else
+		r = call(req, "SetValues", append_values, &a, NULL);
+	if (r >= 0)
+		gb_request_remember(req, n, idx, values, true, NULL);
+	return r;
 }
 
 GB_EXPORT int gpiobroker_set_value(struct gpiobroker_request *req, unsigned int index, int value)
@@ -134,7 +145,12 @@ GB_EXPORT int gpiobroker_reconfigure(struct gpiobroker_request *req, size_t n,
 {
 	const struct lines_args a = { .n = n, .idx = idx, .settings = settings };
 
+	int r;
+
 	if (!settings)
 		return -EINVAL;
-	return call(req, "Reconfigure", append_settings, &a, NULL);
+	r = call(req, "Reconfigure", append_settings, &a, NULL);
+	if (r >= 0)
+		gb_request_remember(req, n, idx, NULL, false, settings);
+	return r;
 }

@@ -19,8 +19,10 @@ static void deliver(struct gb_subscription *sub, const struct gpiobroker_event *
 
 static void watch_free_handle(struct gpiobroker_watch *w)
 {
-	if (gb_subscription_end(&w->sub))
+	if (gb_subscription_end(&w->sub)) {
+		free(w->line);
 		free(w);
+	}
 }
 
 static void free_sub(struct gb_subscription *sub)
@@ -28,12 +30,54 @@ static void free_sub(struct gb_subscription *sub)
 	watch_free_handle(gb_container_of(sub, struct gpiobroker_watch, sub));
 }
 
+static int renew(struct gb_subscription *sub);
+
 static const struct gb_subscription_kind watch_kind = {
 	.iface = GB_IFACE_WATCH,
 	.restart_prop = "Owner",
 	.deliver = deliver,
 	.free = free_sub,
+	.renew = renew,
 };
+
+/* After gpiobroker_reconnect(): the line watched again (the broker closed the watch
+ * when the connection went); its first event is the level, as for a new watch. */
+static int renew(struct gb_subscription *sub)
+{
+	struct gpiobroker_watch *w = gb_container_of(sub, struct gpiobroker_watch, sub);
+	struct gpiobroker *b = sub->b;
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	const char *path, *sender;
+	char *p = NULL, *u = NULL;
+	int r;
+
+	if (!w->line)
+		return -ENOMEM;
+	r = sd_bus_call_method(gb_conn(b), GB_BUS_NAME, GB_ROOT_PATH, GB_IFACE_MANAGER, "Watch", &e,
+			       &reply, "sa{sv}", w->line, 0);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "o", &path);
+	if (r >= 0) {
+		sender = sd_bus_message_get_sender(reply);
+		p = strdup(path);
+		u = sender ? strdup(sender) : NULL;
+		if (!p || !u)
+			r = -ENOMEM;
+	}
+	sd_bus_message_unref(reply);
+	if (r < 0) {
+		free(p);
+		free(u);
+		return gb_fail(b, &e, r);
+	}
+	free(sub->path);
+	sub->path = p;
+	sub->broker_unique = u;
+	sub->have_seqno = true;
+	sub->last_seqno = 0;
+	return 0;
+}
 
 GB_EXPORT struct gpiobroker_watch *gpiobroker_watch(struct gpiobroker *b, const char *line,
 						   gpiobroker_watch_handler handler,
@@ -92,6 +136,7 @@ GB_EXPORT struct gpiobroker_watch *gpiobroker_watch(struct gpiobroker *b, const 
 	w->sub.chips[0] = chip;
 	w->sub.offsets[0] = offset;
 	w->sub.have_seqno = true; /* ours from the start */
+	w->line = strdup(line); /* without it, only a reconnection cannot watch again */
 	w->sub.handled = true;
 	w->sub.initial = true;
 	w->handler = handler;

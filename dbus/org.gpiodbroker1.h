@@ -34,6 +34,9 @@
 #define GB_ERROR_FAILED          GB_ERROR_PREFIX "Failed"
 #define GB_ERROR_POLICY          GB_ERROR_PREFIX "PolicyInvalid"
 #define GB_ERROR_LIMITS_EXCEEDED GB_ERROR_PREFIX "LimitsExceeded"
+/* Not the broker's: libgpiobroker's own, for what a connection that cannot carry
+ * file descriptors (a link over SSH) cannot do. */
+#define GB_ERROR_NO_FD_PASSING   GB_ERROR_PREFIX "NoFdPassing"
 
 /* The journal's MESSAGE_ID of the broker's events (systemd/gpiod-broker.catalog
  * explains each: journalctl -x); never change one once released. */

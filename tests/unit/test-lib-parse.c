@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Host unit test of what libgpiobroker reads besides signals: a Line object's
- * properties (Properties.GetAll) as line info (client/line-info.c), and the
- * transport GPIOBROKER_TRANSPORT asks for (client/transport.c).
+ * properties (Properties.GetAll) as line info (client/line-info.c), the
+ * transport GPIOBROKER_TRANSPORT asks for (client/transport.c), and the SSH
+ * address of gpiobroker_open_host()'s [USER@]HOST[:PORT] (client/open.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -112,6 +113,42 @@ START_TEST(test_transport_env)
 }
 END_TEST
 
+#define SSH_HEAD "unixexec:path=ssh,argv1=-xT,argv2=-o,argv3=ServerAliveInterval%3d5,argv4=-o," \
+		 "argv5=ServerAliveCountMax%3d3,"
+
+START_TEST(test_host_address)
+{
+	static const struct {
+		const char *host, *want;
+	} ok[] = {
+		{ "board", SSH_HEAD "argv6=--,argv7=board,argv8=systemd-stdio-bridge" },
+		{ "pi@board.lan", SSH_HEAD "argv6=--,argv7=pi%40board.lan,argv8=systemd-stdio-bridge" },
+		{ "gb-alice@localhost:2222", SSH_HEAD "argv6=-p,argv7=2222,argv8=--,"
+					     "argv9=gb-alice%40localhost,argv10=systemd-stdio-bridge" },
+		{ "10.0.0.7", SSH_HEAD "argv6=--,argv7=10.0.0.7,argv8=systemd-stdio-bridge" },
+		/* ssh takes an IPv6 address without brackets; its colons are escaped. */
+		{ "[fe80::1]", SSH_HEAD "argv6=--,argv7=fe80%3a%3a1,argv8=systemd-stdio-bridge" },
+		{ "root@[::1]:22", SSH_HEAD "argv6=-p,argv7=22,argv8=--,argv9=root%40%3a%3a1,"
+				   "argv10=systemd-stdio-bridge" },
+	};
+	static const char *const bad[] = {
+		"", "@board", "pi@", "a@b@c", "board:", "board:0", "board:65536", "board:22x",
+		"[::1", "[]", "[::1]x", "-oProxyCommand=sh", "pi@[::1]:", ":22",
+	};
+	char out[1024];
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ck_assert_msg(gb_host_address(ok[i].host, out, sizeof(out)) == 0, "%s", ok[i].host);
+		ck_assert_str_eq(out, ok[i].want);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(gb_host_address(bad[i], out, sizeof(out)) == -EINVAL, "'%s' taken",
+			      bad[i]);
+	/* Too long for the buffer: refused, not cut. */
+	ck_assert_int_eq(gb_host_address("board", out, 40), -EINVAL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("lib-parse");
@@ -121,5 +158,6 @@ int main(void)
 	tcase_add_test(tc, test_missing_and_unknown);
 	tcase_add_test(tc, test_wrong_type);
 	tcase_add_test(tc, test_transport_env);
+	tcase_add_test(tc, test_host_address);
 	return gb_run_suite(s);
 }
