@@ -14,18 +14,79 @@
 
 #include "ctl/ctl.h"
 
-static const char *address;
+static const char *address, *host, *machine;
 
 static int connect_broker(void)
 {
 	if (B)
 		return 0;
-	B = address ? gpiobroker_open_address(address) : gpiobroker_open();
+	if (host)
+		B = gpiobroker_open_host(host);
+	else if (machine)
+		B = gpiobroker_open_machine(machine);
+	else
+		B = address ? gpiobroker_open_address(address) : gpiobroker_open();
 	if (!B) {
-		fprintf(stderr, "gpiobrokerctl: cannot connect to the %s bus: %s\n",
-			address ? "given" : "system", strerror(errno));
+		if (host || machine)
+			fprintf(stderr, "gpiobrokerctl: cannot connect to the system bus of %s: %s\n",
+				host ? host : machine, strerror(errno));
+		else
+			fprintf(stderr, "gpiobrokerctl: cannot connect to the %s bus: %s\n",
+				address ? "given" : "system", strerror(errno));
 		return EX_NOBROKER;
 	}
+	return 0;
+}
+
+/*
+ * -H/--host and -M/--machine, with busctl's meaning, wherever they are before "--"
+ * (before the command or among its options): taken out of argv here, so that every
+ * command has them and no command's getopt sees them. 0, or an exit code.
+ */
+static int take_target_opts(int *argc, char **argv)
+{
+	int out = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		const char **dst = NULL;
+		const char *val = NULL, *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (strcmp(a, "-H") == 0 || strcmp(a, "--host") == 0)
+			dst = &host;
+		else if (strcmp(a, "-M") == 0 || strcmp(a, "--machine") == 0)
+			dst = &machine;
+		if (dst) {
+			if (i + 1 >= *argc) {
+				fprintf(stderr, "gpiobrokerctl: option '%s' needs a value\n"
+						"try 'gpiobrokerctl --help'\n", a);
+				return EX_USAGE;
+			}
+			val = argv[++i];
+		} else if (strncmp(a, "-H", 2) == 0 || strncmp(a, "--host=", 7) == 0) {
+			dst = &host;
+			val = a[1] == 'H' ? a + 2 : a + 7;
+		} else if (strncmp(a, "-M", 2) == 0 || strncmp(a, "--machine=", 10) == 0) {
+			dst = &machine;
+			val = a[1] == 'M' ? a + 2 : a + 10;
+		}
+		if (!dst) {
+			argv[out++] = argv[i];
+			continue;
+		}
+		if (!*val) {
+			fprintf(stderr, "gpiobrokerctl: option '%s' needs a value\n"
+					"try 'gpiobrokerctl --help'\n", a);
+			return EX_USAGE;
+		}
+		*dst = val;
+	}
+	*argc = out;
+	argv[out] = NULL;
 	return 0;
 }
 
@@ -54,15 +115,19 @@ static const struct command {
 
 static void main_help(FILE *f)
 {
-	fprintf(f, "usage: gpiobrokerctl [--address ADDRESS] COMMAND [ARGS]\n"
+	fprintf(f, "usage: gpiobrokerctl [-H [USER@]HOST[:PORT] | -M CONTAINER | --address ADDRESS]\n"
+		   "                     COMMAND [ARGS]\n"
 		   "GPIO lines through gpiod-broker, with the libgpiod tools' options. Commands:\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %s\n", commands[i].usage + strlen("gpiobrokerctl "));
 	fprintf(f, "\"gpiobrokerctl COMMAND --help\" describes a command. A LINE is a policy alias,\n"
 		   "a line name, CHIP:OFFSET or a line object path; with -c CHIP, an offset. A\n"
 		   "request is its id (N) or path (/org/gpiodbroker1/request/N).\n"
+		   "-H/--host reaches the broker of another host over SSH (as busctl -H), -M/--machine\n"
+		   "the broker in a local container (as busctl -M); either goes before or after the\n"
+		   "command.\n"
 		   "Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 busy, 5 permission denied,\n"
-		   "6 timeout, 7 broker not running.\n");
+		   "6 timeout, 7 broker not running (or no bus, or the link to it lost).\n");
 }
 
 static int version(void)
@@ -76,6 +141,9 @@ int main(int argc, char **argv)
 	int i = 1, ret;
 
 	opterr = 0; /* getopt's errors are ours: one line, with the allowed values */
+	ret = take_target_opts(&argc, argv);
+	if (ret)
+		return ret;
 	while (i < argc && argv[i][0] == '-') {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			main_help(stdout);
@@ -93,6 +161,11 @@ int main(int argc, char **argv)
 					"try 'gpiobrokerctl --help'\n", argv[i]);
 			return EX_USAGE;
 		}
+	}
+	if ((host != NULL) + (machine != NULL) + (address != NULL) > 1) {
+		fprintf(stderr, "gpiobrokerctl: --host, --machine and --address exclude one another\n"
+				"try 'gpiobrokerctl --help'\n");
+		return EX_USAGE;
 	}
 	if (i >= argc) {
 		fprintf(stderr, "gpiobrokerctl: no command given\ntry 'gpiobrokerctl --help'\n");
@@ -115,6 +188,7 @@ int main(int argc, char **argv)
 			if (strcmp(argv[a], "--version") == 0 || strcmp(argv[a], "-v") == 0)
 				return version();
 		}
+		cur_target = host ? host : machine;
 		ret = connect_broker();
 		if (ret)
 			return ret;

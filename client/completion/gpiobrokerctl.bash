@@ -6,7 +6,9 @@
 
 _gpiobrokerctl_ctl() {
 	# The same binary and bus as the command line being completed.
-	command "${_gpiobrokerctl_bin:-gpiobrokerctl}" ${_gpiobrokerctl_addr:+--address "$_gpiobrokerctl_addr"} "$@" 2>/dev/null
+	command "${_gpiobrokerctl_bin:-gpiobrokerctl}" ${_gpiobrokerctl_addr:+--address "$_gpiobrokerctl_addr"} \
+		${_gpiobrokerctl_host:+--host "$_gpiobrokerctl_host"} \
+		${_gpiobrokerctl_machine:+--machine "$_gpiobrokerctl_machine"} "$@" 2>/dev/null
 }
 
 # Line names and aliases, from "info --unquoted": TAB-separated rows whose third
@@ -34,18 +36,30 @@ _gpiobrokerctl() {
 	local i cmd="" words=""
 	_gpiobrokerctl_bin=${COMP_WORDS[0]}
 	_gpiobrokerctl_addr=""
+	_gpiobrokerctl_host=""
+	_gpiobrokerctl_machine=""
 
+	# -H and -M may come after the command too: the whole line is read for them.
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		-H | --host) _gpiobrokerctl_host=${COMP_WORDS[i + 1]}; ((i++)) ;;
+		--host=*) _gpiobrokerctl_host=${COMP_WORDS[i]#--host=} ;;
+		-M | --machine) _gpiobrokerctl_machine=${COMP_WORDS[i + 1]}; ((i++)) ;;
+		--machine=*) _gpiobrokerctl_machine=${COMP_WORDS[i]#--machine=} ;;
+		esac
+	done
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
 		--address) _gpiobrokerctl_addr=${COMP_WORDS[i + 1]}; ((i++)) ;;
 		--address=*) _gpiobrokerctl_addr=${COMP_WORDS[i]#--address=} ;;
+		-H | --host | -M | --machine) ((i++)) ;;
 		-*) ;;
 		*) cmd=${COMP_WORDS[i]}; break ;;
 		esac
 	done
 	if [[ -z $cmd ]]; then
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--address --help --version" -- "$cur"))
+			COMPREPLY=($(compgen -W "--address --host --machine --help --version" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "$commands" -- "$cur"))
 		fi
@@ -66,7 +80,8 @@ _gpiobrokerctl() {
 	-E | --event-clock | --clock) COMPREPLY=($(compgen -W "monotonic realtime hte" -- "$cur")); return 0 ;;
 	-c | --chip) COMPREPLY=($(compgen -W "$(_gpiobrokerctl_chips)" -- "$cur")); return 0 ;;
 	-C | --consumer | --label | -F | --format | -n | --num-events | --count | -p | \
-	--debounce-period | --hold-period | -t | --timeout | --idle-timeout | --address)
+	--debounce-period | --hold-period | -t | --timeout | --idle-timeout | --address | \
+	-H | --host | -M | --machine)
 		return 0 ;;
 	esac
 

@@ -298,6 +298,52 @@ int bus_request_owner(const char *request_path, uint32_t *uid)
 	return r;
 }
 
+int bus_caller(uint32_t *uid, uint32_t *groups, int max_groups)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	const char *me = NULL, *key;
+	int r, n = 0, have_uid = 0;
+
+	/* Over -H the uid that counts is the SSH login's, which only the far bus knows. */
+	r = sd_bus_get_unique_name(bus(), &me);
+	if (r >= 0)
+		r = sd_bus_call_method(bus(), "org.freedesktop.DBus", "/org/freedesktop/DBus",
+				       "org.freedesktop.DBus", "GetConnectionCredentials", &e, &reply,
+				       "s", me);
+	sd_bus_error_free(&e);
+	if (r >= 0)
+		r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+	while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+		r = sd_bus_message_read(reply, "s", &key);
+		if (r >= 0 && strcmp(key, "UnixUserID") == 0) {
+			r = sd_bus_message_read(reply, "v", "u", uid);
+			have_uid = r >= 0;
+		} else if (r >= 0 && strcmp(key, "UnixGroupIDs") == 0) {
+			uint32_t g;
+
+			r = sd_bus_message_enter_container(reply, 'v', "au");
+			if (r >= 0)
+				r = sd_bus_message_enter_container(reply, 'a', "u");
+			while (r >= 0 && (r = sd_bus_message_read(reply, "u", &g)) > 0)
+				if (n < max_groups)
+					groups[n++] = g;
+			if (r >= 0)
+				r = sd_bus_message_exit_container(reply);
+			if (r >= 0)
+				r = sd_bus_message_exit_container(reply);
+		} else if (r >= 0) {
+			r = sd_bus_message_skip(reply, "v");
+		}
+		if (r >= 0)
+			r = sd_bus_message_exit_container(reply);
+	}
+	sd_bus_message_unref(reply);
+	if (r < 0)
+		return r;
+	return have_uid ? n : -ENODATA;
+}
+
 char *bus_version(void)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -615,6 +661,26 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
 	c.settings = settings > 0;
 	f->fn(&c, f->userdata);
 	return 0;
+}
+
+static int on_lost(sd_bus_message *m, void *userdata, sd_bus_error *e)
+{
+	struct evloop *l = userdata;
+
+	l->lost = true;
+	return sd_event_exit(l->loop, -ENOTCONN);
+}
+
+int bus_watch_lost(struct evloop *l)
+{
+	/* sd-bus's own signal, sent by nobody on the bus: no sender to match. */
+	return sd_bus_match_signal(bus(), &l->lost_slot, NULL, "/org/freedesktop/DBus/Local",
+				   "org.freedesktop.DBus.Local", "Disconnected", on_lost, l);
+}
+
+void bus_unwatch_lost(struct evloop *l)
+{
+	l->lost_slot = sd_bus_slot_unref(l->lost_slot);
 }
 
 struct line_follow *bus_follow_lines(sd_event *loop, struct tree *t, line_change_fn fn,

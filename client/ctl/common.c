@@ -13,6 +13,20 @@ struct gpiobroker *B;
 
 /* --- errors -------------------------------------------------------------------- */
 
+uint32_t caller_uid(void)
+{
+	static bool known;
+	static uint32_t uid;
+	uint32_t g;
+
+	if (!known) {
+		if (bus_caller(&uid, &g, 0) < 0)
+			uid = (uint32_t)getuid();
+		known = true;
+	}
+	return uid;
+}
+
 int exit_of(int r)
 {
 	switch (-r) {
@@ -232,6 +246,8 @@ int evloop_new(struct evloop *l, uint64_t timeout_us, uint64_t idle_us)
 				      NULL);
 	}
 	if (r >= 0)
+		r = bus_watch_lost(l);
+	if (r >= 0)
 		evloop_kick(l);
 	if (r < 0)
 		fprintf(stderr, "gpiobrokerctl: %s: event loop: %s\n", cur_cmd, strerror(-r));
@@ -247,13 +263,27 @@ int evloop_run(struct evloop *l)
 {
 	int r = sd_event_loop(l->loop);
 
+	if (l->lost) {
+		fprintf(stderr, "gpiobrokerctl: %s: lost the connection to the bus%s%s; "
+				"what the broker held for this command went to its safe state\n",
+			cur_cmd, cur_target ? " of " : "", cur_target ? cur_target : "");
+		return -ENOTCONN;
+	}
 	if (r < 0)
 		fprintf(stderr, "gpiobrokerctl: %s: %s\n", cur_cmd, strerror(-r));
 	return r;
 }
 
+int evloop_exit_code(int r, int status)
+{
+	if (r == -ENOTCONN)
+		return EX_NOBROKER;
+	return r < 0 ? EX_ERROR : status;
+}
+
 void evloop_free(struct evloop *l)
 {
+	bus_unwatch_lost(l);
 	sd_event_source_unref(l->idle);
 	l->idle = NULL;
 	l->loop = sd_event_unref(l->loop);

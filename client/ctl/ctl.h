@@ -49,6 +49,7 @@ enum {
 extern struct gpiobroker *B;
 extern const char *cur_cmd;  /* the command being run, for messages */
 extern bool cur_chip_opt;    /* whether it takes -c CHIP (for the hint of a chip given as a line) */
+extern const char *cur_target; /* -H's host or -M's container, NULL: this machine */
 
 /* --- parse.c: options, values, periods ------------------------------------------ */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -187,6 +188,11 @@ int bus_read_line(const char *path, struct lineinfo *l);
 void lineinfo_clear(struct lineinfo *l);
 /* A request's OwnerUid; 0 or -errno. */
 int bus_request_owner(const char *request_path, uint32_t *uid);
+/* The caller's uid and groups as the bus daemon recorded them (over -H, the SSH
+ * login's): the number of groups put in @p groups, or -errno. */
+int bus_caller(uint32_t *uid, uint32_t *groups, int max_groups);
+/* bus_caller()'s uid, read once; getuid() if the bus cannot say. */
+uint32_t caller_uid(void);
 /* Manager.Version; NULL if unknown. */
 char *bus_version(void);
 /* How many watch a line (Line.Watchers); 0 if unknown. */
@@ -233,6 +239,10 @@ struct line_change {
 typedef void (*line_change_fn)(const struct line_change *c, void *userdata);
 struct line_follow;
 /* Follow the lines of @t (kept current) in @loop; NULL (errno set) on failure. */
+/* End @p l's loop when the bus connection closes (bus.c). 0 or -errno. */
+struct evloop;
+int bus_watch_lost(struct evloop *l);
+void bus_unwatch_lost(struct evloop *l);
 struct line_follow *bus_follow_lines(sd_event *loop, struct tree *t, line_change_fn fn,
 				     void *userdata);
 struct line_follow *line_follow_free(struct line_follow *f);
@@ -311,6 +321,10 @@ struct evloop {
 	sd_event *loop;
 	sd_event_source *idle;
 	uint64_t idle_us;
+	/* The connection to the bus closed under the loop (an SSH link went): the
+	 * loop ends, evloop_run() says so and returns -ENOTCONN. */
+	bool lost;
+	struct sd_bus_slot *lost_slot;
 };
 /* 0 or -errno (reported). */
 int evloop_new(struct evloop *l, uint64_t timeout_us, uint64_t idle_us);
@@ -319,6 +333,8 @@ void evloop_kick(struct evloop *l);
 void evloop_exit(struct evloop *l);
 /* 0 or -errno (reported). */
 int evloop_run(struct evloop *l);
+/* The exit code of a command whose loop returned @p r: @p status if it ran as asked. */
+int evloop_exit_code(int r, int status);
 void evloop_free(struct evloop *l);
 
 /* --- commands --------------------------------------------------------------------- */

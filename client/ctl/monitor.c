@@ -121,6 +121,11 @@ static void event_end(struct monitor *mon, const struct gpiobroker_event *ev)
 	enum gpiobroker_event_type type = gpiobroker_event_get_type(ev);
 	const char *detail = gpiobroker_event_get_detail(ev);
 
+	/* The link went: the loop ends and says so itself (evloop_run()). */
+	if (type == GPIOBROKER_EVENT_BROKER_GONE && detail) {
+		evloop_exit(&mon->ev);
+		return;
+	}
 	if (type == GPIOBROKER_EVENT_CHIP_GONE)
 		fprintf(stderr, "gpiobrokerctl: %s: chip %s was unplugged\n", cur_cmd, detail);
 	else if (type == GPIOBROKER_EVENT_REVOKED)
@@ -390,7 +395,7 @@ int cmd_monitor(int argc, char **argv)
 	if (!r && (r = gpiobroker_to_irq_flags(req, on_irq, &mon, GPIOBROKER_IRQ_INITIAL_STATE)) < 0)
 		r = fail("monitor", r);
 	if (!r)
-		r = evloop_run(&mon.ev) < 0 ? EX_ERROR : mon.status;
+		r = evloop_exit_code(evloop_run(&mon.ev), mon.status);
 	if (mon.named)
 		gpiobroker_free(req);
 	else
@@ -449,7 +454,7 @@ static int watch_act(struct monitor *mon)
 			return fail_line(mon->res->lines[i].ref, -errno);
 		mon->n_watches = i + 1;
 	}
-	return evloop_run(&mon->ev) < 0 ? EX_ERROR : mon->status;
+	return evloop_exit_code(evloop_run(&mon->ev), mon->status);
 }
 
 int cmd_watch(int argc, char **argv)

@@ -234,7 +234,7 @@ int cmd_notify(int argc, char **argv)
 		r = EX_ERROR;
 	}
 	if (!r)
-		r = evloop_run(&nf.ev) < 0 ? EX_ERROR : nf.status;
+		r = evloop_exit_code(evloop_run(&nf.ev), nf.status);
 	line_follow_free(follow);
 	evloop_free(&nf.ev);
 	resolver_free(nf.res);

@@ -14,6 +14,7 @@
 
 const char *cur_cmd = "gpiobrokerctl";
 bool cur_chip_opt;
+const char *cur_target;
 
 int usage_error(const char *fmt, ...)
 {

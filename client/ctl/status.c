@@ -29,11 +29,21 @@ struct status {
 	bool policy_reported;
 };
 
-/* The caller's primary and supplementary groups, as the bus will report them. */
+/* The caller's primary and supplementary groups, as the bus reports them: this
+ * process's, the primary first; over -H the SSH login's, from the far bus. */
 static void status_groups(struct status *st)
 {
 	gid_t others[256];
-	int n = getgroups(256, others);
+	uint32_t uid, g[256];
+	int n = bus_caller(&uid, g, 256);
+
+	/* Another uid than ours: a login elsewhere (-H), whose groups only its bus knows. */
+	if (n > 0 && uid != (uint32_t)getuid()) {
+		for (int i = 0; i < n; i++)
+			st->groups[st->n_groups++] = g[i];
+		return;
+	}
+	n = getgroups(256, others);
 
 	st->groups[st->n_groups++] = getgid();
 	for (int i = 0; i < n; i++)
@@ -130,7 +140,7 @@ static void status_print_text(const struct status *st)
 	printf("gpiod-broker: running, version %s\n", st->version ? st->version : "unknown");
 	printf("chips: %zu, lines: %zu\n", st->tree.n_chips, st->tree.n_lines);
 	printf("requests: %d, watchers: %d\n", st->requests, st->watchers);
-	printf("you: uid %u, groups ", (unsigned)getuid());
+	printf("you: uid %u, groups ", (unsigned)caller_uid());
 	for (int i = 0; i < st->n_groups; sep = ",", i++)
 		printf("%s%u", sep, (unsigned)st->groups[i]);
 	printf("; lines you may use:");
@@ -196,7 +206,7 @@ static int status_print_json(const struct status *st)
 	o = json_pack("{s:b,s:o,s:I,s:I,s:i,s:i,s:I,s:o,s:o,s:o,s:b}", "running", 1,
 		      "version", jstr_or_null(st->version), "chips", (json_int_t)st->tree.n_chips,
 		      "lines", (json_int_t)st->tree.n_lines, "requests", st->requests,
-		      "watchers", st->watchers, "uid", (json_int_t)getuid(), "groups", groups,
+		      "watchers", st->watchers, "uid", (json_int_t)caller_uid(), "groups", groups,
 		      "usable_lines", lines, "policy_status", policy,
 		      "policy_status_reported", st->policy_reported);
 	return json_print(o);

@@ -42,7 +42,7 @@ static int held_read(const struct resolved_line *rl, struct held *h)
 	r = bus_read_line(rl->path, &h->info);
 	if (r >= 0 && line_is_held(&h->info))
 		r = bus_request_owner(h->info.request, &uid);
-	if (r < 0 || !line_is_held(&h->info) || uid != getuid())
+	if (r < 0 || !line_is_held(&h->info) || uid != caller_uid())
 		return r < 0 ? r : 0;
 	h->req = gpiobroker_request_open(B, h->info.request);
 	if (h->req && !gpiobroker_request_is_persistent(h->req)) {
