@@ -28,7 +28,8 @@ import time as _time
 from . import _gpiobroker
 from ._errors import (Error, BusyError, NotFoundError, PermissionDeniedError,  # noqa: F401
                       InvalidArgsError, NotOutputError, ChipGoneError, LimitsExceededError,
-                      PolicyInvalidError, BrokerUnavailableError, CallTimeoutError)
+                      PolicyInvalidError, BrokerUnavailableError, CallTimeoutError,
+                      ConnectionLostError, NoFdPassingError)
 from ._gpiobroker import Request, Watch, LineInfoWatch, Event, library_version  # noqa: F401
 
 __version__ = _gpiobroker.HEADER_VERSION
@@ -38,7 +39,7 @@ __all__ = [
     "watch", "line_info", "default_broker", "library_version", "Error", "BusyError",
     "NotFoundError", "PermissionDeniedError", "InvalidArgsError", "NotOutputError",
     "ChipGoneError", "LimitsExceededError", "PolicyInvalidError", "BrokerUnavailableError",
-    "CallTimeoutError",
+    "CallTimeoutError", "ConnectionLostError", "NoFdPassingError",
 ]
 
 _SETTING_KEYS = ("direction", "value", "edge", "bias", "drive", "active_low", "debounce_us",
@@ -84,20 +85,29 @@ class Broker(_gpiobroker._Broker):
     """One connection to gpiod-broker.
 
     ``Broker()`` connects to the system bus, ``Broker("unix:path=...")`` to another
-    bus; ``timeout`` (seconds) bounds every call (default 25 s). A context manager:
+    bus, ``Broker(host="pi@board")`` to the system bus of another host over SSH
+    (``[USER@]HOST[:PORT]``, as ``busctl -H``; the broker sees the SSH login user)
+    and ``Broker(machine="name")`` to a local container's (as ``busctl -M``).
+    ``timeout`` (seconds) bounds every call (default 25 s). A context manager:
     closing ends its managed requests and watches. One connection may be shared by
     threads (calls are serialised on it).
+
+    When the link is lost (an SSH connection closed, or silent for about 20 s), each
+    request and watch gets a ``"broker-gone"`` event, calls raise
+    :class:`ConnectionLostError` and :attr:`connected` is False;
+    :meth:`reconnect` opens it again.
     """
 
-    def __init__(self, address=None, *, timeout=None):
+    def __init__(self, address=None, *, host=None, machine=None, timeout=None):
         try:
-            super().__init__(address, timeout=timeout)
+            super().__init__(address, host=host, machine=machine, timeout=timeout)
         except BrokerUnavailableError:
             raise
         except ConnectionError as e:
+            where = (" at " + address if address else " of " + host if host
+                     else " of container " + machine if machine else "")
             raise BrokerUnavailableError(e.errno, "cannot connect to the bus%s: %s"
-                                         % (" at " + address if address else "",
-                                            e.strerror)) from None
+                                         % (where, e.strerror)) from None
 
     def request(self, line, *, label=None, output=None, direction=None, value=None,
                 edge=None, bias=None, drive=None, active_low=None, debounce_us=None,
@@ -112,7 +122,8 @@ class Broker(_gpiobroker._Broker):
         outlives the program (see docs/dbus-api.md). ``direct=True``: values and
         edges go through the kernel's line fds, where the policy says
         ``direct = yes`` (else :class:`PermissionError`; docs/dbus-api.md, *Direct
-        requests*).
+        requests*); ``direct="or-bus"``: direct if the broker grants it, else the same
+        request on the bus (always the bus over ``host=``, which cannot pass the fds).
         """
         s = _settings(output, direction, value, edge, bias, drive, active_low, debounce_us,
                       event_clock)
@@ -207,10 +218,12 @@ _default = None
 
 
 def default_broker():
-    """The process's shared connection, opened on first use (by request() & co)."""
+    """The process's shared connection, opened on first use (by request() & co):
+    to the host named by the environment variable ``GPIOBROKER_HOST`` if it is set,
+    else to the system bus."""
     global _default
     if _default is None or _default.closed:
-        _default = Broker()
+        _default = Broker(host=_os.environ.get("GPIOBROKER_HOST") or None)
     return _default
 
 

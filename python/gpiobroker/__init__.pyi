@@ -3,6 +3,8 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 from ._errors import (BrokerUnavailableError as BrokerUnavailableError, BusyError as BusyError,
                       CallTimeoutError as CallTimeoutError, ChipGoneError as ChipGoneError,
+                      ConnectionLostError as ConnectionLostError,
+                      NoFdPassingError as NoFdPassingError,
                       Error as Error, InvalidArgsError as InvalidArgsError,
                       LimitsExceededError as LimitsExceededError, NotFoundError as NotFoundError,
                       NotOutputError as NotOutputError,
@@ -18,10 +20,10 @@ class Broker(_Broker):
                 direction: Optional[str] = ..., value: Optional[bool] = ..., edge: Optional[str] = ...,
                 bias: Optional[str] = ..., drive: Optional[str] = ..., active_low: Optional[bool] = ...,
                 debounce_us: Optional[int] = ..., event_clock: Optional[str] = ...,
-                persistent: bool = ..., direct: bool = ...) -> Request: ...
+                persistent: bool = ..., direct: Union[bool, str] = ...) -> Request: ...
     def request_array(self, lines: Sequence[str], *, label: Optional[str] = ...,
                       settings: Optional[Sequence[Mapping[str, Any]]] = ..., persistent: bool = ...,
-                      direct: bool = ...,
+                      direct: Union[bool, str] = ...,
                       value: Union[None, bool, Sequence[bool]] = ..., **common: Any) -> Request: ...
 
 def default_broker() -> Broker: ...

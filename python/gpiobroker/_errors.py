@@ -14,7 +14,7 @@ import re as _re
 __all__ = [
     "Error", "BusyError", "NotFoundError", "PermissionDeniedError", "InvalidArgsError",
     "NotOutputError", "ChipGoneError", "LimitsExceededError", "PolicyInvalidError",
-    "BrokerUnavailableError", "CallTimeoutError",
+    "BrokerUnavailableError", "CallTimeoutError", "ConnectionLostError", "NoFdPassingError",
 ]
 
 
@@ -93,6 +93,16 @@ class CallTimeoutError(Error, TimeoutError):
     """The broker did not answer within the connection's timeout."""
 
 
+class ConnectionLostError(Error, ConnectionError):
+    """The link to the bus is gone (an SSH connection closed or stopped answering):
+    :meth:`Broker.reconnect` opens it again."""
+
+
+class NoFdPassingError(Error):
+    """The connection cannot pass file descriptors (a link over SSH): no direct
+    request, no private connection."""
+
+
 _BY_NAME = {
     "org.gpiodbroker1.Error.Busy": BusyError,
     "org.gpiodbroker1.Error.NotFound": NotFoundError,
@@ -102,6 +112,7 @@ _BY_NAME = {
     "org.gpiodbroker1.Error.ChipGone": ChipGoneError,
     "org.gpiodbroker1.Error.PolicyInvalid": PolicyInvalidError,
     "org.gpiodbroker1.Error.LimitsExceeded": LimitsExceededError,
+    "org.gpiodbroker1.Error.NoFdPassing": NoFdPassingError,
     "org.freedesktop.DBus.Error.UnknownObject": NotFoundError,
     "org.freedesktop.DBus.Error.ServiceUnknown": BrokerUnavailableError,
     "org.freedesktop.DBus.Error.NameHasNoOwner": BrokerUnavailableError,
@@ -117,6 +128,7 @@ _BY_ERRNO = {
     _errno.EDQUOT: LimitsExceededError,
     _errno.EHOSTDOWN: BrokerUnavailableError,
     _errno.ETIMEDOUT: CallTimeoutError,
+    _errno.ENOTCONN: ConnectionLostError,
 }
 
 

@@ -12,6 +12,7 @@ it a function, and released when the device is closed (or the program ends: the
 requests are managed). Edges (Button, when_changed...) come from one thread per
 factory that processes the broker connection.
 """
+import os
 import select
 import threading
 import time
@@ -31,13 +32,19 @@ _EDGES = {"none": "none", "rising": "rising", "falling": "falling", "both": "bot
 
 
 class GpiobrokerFactory(Factory):
-    """Pins through gpiod-broker: one connection to the broker (``address``: a
-    D-Bus address; default the system bus), one event thread started with the first
-    pin that reports edges."""
+    """Pins through gpiod-broker: one connection to the broker, one event thread
+    started with the first pin that reports edges. The broker is the system bus's;
+    ``host`` (``[USER@]HOST[:PORT]``, reached over SSH as ``busctl -H`` does; default
+    the environment variable ``GPIOBROKER_HOST``) makes it another host's, as
+    gpiozero's pigpio factory takes ``host`` and ``PIGPIO_ADDR``; ``address`` a
+    D-Bus address."""
 
-    def __init__(self, address=None, label="gpiozero"):
+    def __init__(self, address=None, label="gpiozero", host=None):
         super().__init__()
-        self.broker = gpiobroker.Broker(address)
+        if host is None and address is None:
+            host = os.environ.get("GPIOBROKER_HOST") or None
+        self.host = host
+        self.broker = gpiobroker.Broker(address, host=host)
         self.label = label
         self.pins = {}
         self._pins_lock = threading.Lock()
@@ -119,6 +126,9 @@ class GpiobrokerFactory(Factory):
                 if self._stop.is_set():
                     break
                 self.broker.process()
+            except gpiobroker.ConnectionLostError:
+                # The link went: the pins' calls say so from now on.
+                break
             except (OSError, ValueError):
                 if self._stop.is_set() or self.broker.closed:
                     break

@@ -77,7 +77,8 @@ class TestErrors(unittest.TestCase):
                      (errno.EHOSTDOWN, ""),
                      (errno.EHOSTDOWN, "org.freedesktop.DBus.Error.ServiceUnknown"),
                      (errno.EHOSTDOWN, "org.freedesktop.DBus.Error.NameHasNoOwner")],
-                 "the call timeout": [(errno.ETIMEDOUT, "")]}
+                 "the call timeout": [(errno.ETIMEDOUT, "")],
+                 "the link to the bus lost": [(errno.ENOTCONN, "")]}
         self.assertEqual(set(by_words), set(cases))
         for words, calls in cases.items():
             for err, name in calls:

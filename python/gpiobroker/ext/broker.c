@@ -10,15 +10,20 @@
 
 static int broker_init(BrokerObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "address", "timeout", NULL };
-	const char *address = NULL;
+	static char *kwlist[] = { "address", "host", "machine", "timeout", NULL };
+	const char *address = NULL, *host = NULL, *machine = NULL;
 	PyObject *to = Py_None;
 	struct gpiobroker *b;
 	double t;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|z$O", kwlist, &address, &to) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|z$zzO", kwlist, &address, &host, &machine,
+					 &to) ||
 	    gbpy_parse_timeout(to, &t) < 0)
 		return -1;
+	if (!!address + !!host + !!machine > 1) {
+		PyErr_SetString(PyExc_ValueError, "address, host and machine exclude one another");
+		return -1;
+	}
 	if (self->b) {
 		PyErr_SetString(PyExc_RuntimeError, "Broker already initialised");
 		return -1;
@@ -30,7 +35,12 @@ static int broker_init(BrokerObject *self, PyObject *args, PyObject *kw)
 		return -1;
 	}
 	Py_BEGIN_ALLOW_THREADS
-	b = address ? gpiobroker_open_address(address) : gpiobroker_open();
+	if (host)
+		b = gpiobroker_open_host(host);
+	else if (machine)
+		b = gpiobroker_open_machine(machine);
+	else
+		b = address ? gpiobroker_open_address(address) : gpiobroker_open();
 	Py_END_ALLOW_THREADS
 	if (!b) {
 		PyErr_SetFromErrno(PyExc_ConnectionError);
@@ -91,7 +101,8 @@ static PyObject *broker_exit(BrokerObject *self, PyObject *args)
 	Py_RETURN_FALSE;
 }
 
-/* _request_array(lines, settings, label, persistent, direct=False) */
+/* _request_array(lines, settings, label, persistent, direct=False): direct "or-bus"
+ * is GPIOBROKER_REQUEST_DIRECT_OR_BUS, any other true value GPIOBROKER_REQUEST_DIRECT. */
 static PyObject *broker_request_array(BrokerObject *self, PyObject *args)
 {
 	PyObject *lines, *settings, *lseq = NULL, *sseq = NULL, *req = NULL;
@@ -99,11 +110,21 @@ static PyObject *broker_request_array(BrokerObject *self, PyObject *args)
 	const char **names = NULL;
 	const char *label;
 	Py_ssize_t n;
-	int persistent, direct = 0;
+	PyObject *direct_arg = Py_False;
+	unsigned int direct = 0;
+	int persistent, truth;
 
-	if (!PyArg_ParseTuple(args, "OOsp|p", &lines, &settings, &label, &persistent, &direct) ||
+	if (!PyArg_ParseTuple(args, "OOsp|O", &lines, &settings, &label, &persistent, &direct_arg) ||
 	    gbpy_check_open(self) < 0)
 		return NULL;
+	if (PyUnicode_Check(direct_arg) && PyUnicode_CompareWithASCIIString(direct_arg, "or-bus") == 0) {
+		direct = GPIOBROKER_REQUEST_DIRECT_OR_BUS;
+	} else {
+		truth = PyObject_IsTrue(direct_arg);
+		if (truth < 0)
+			return NULL;
+		direct = truth ? GPIOBROKER_REQUEST_DIRECT : 0;
+	}
 	lseq = PySequence_Fast(lines, "lines must be a sequence of str");
 	if (!lseq)
 		return NULL;
@@ -136,8 +157,7 @@ static PyObject *broker_request_array(BrokerObject *self, PyObject *args)
 			goto out;
 	}
 	req = gbpy_request_new(self, (size_t)n, names, s, label,
-			       (persistent ? GPIOBROKER_REQUEST_PERSISTENT : 0) |
-			       (direct ? GPIOBROKER_REQUEST_DIRECT : 0));
+			       (persistent ? GPIOBROKER_REQUEST_PERSISTENT : 0) | direct);
 out:
 	PyMem_Free(names);
 	PyMem_Free(s);
@@ -251,6 +271,37 @@ static PyObject *broker_get_closed(BrokerObject *self, void *closure)
 	return PyBool_FromLong(self->b == NULL);
 }
 
+static PyObject *broker_get_connected(BrokerObject *self, void *closure)
+{
+	return PyBool_FromLong(self->b && gpiobroker_is_connected(self->b));
+}
+
+static PyObject *broker_get_transport(BrokerObject *self, void *closure)
+{
+	if (gbpy_check_open(self) < 0)
+		return NULL;
+	return PyUnicode_FromString(gpiobroker_get_transport(self->b) == GPIOBROKER_TRANSPORT_P2P ?
+					    "p2p" : "bus");
+}
+
+static PyObject *broker_reconnect(BrokerObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "requests", NULL };
+	int requests = 1, r;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$p", kwlist, &requests) ||
+	    gbpy_check_open(self) < 0)
+		return NULL;
+	/* With the GIL: the handles made again are told so by their event handlers,
+	 * which queue Python objects. */
+	LOCK(self);
+	r = gpiobroker_reconnect(self->b, requests ? GPIOBROKER_RECONNECT_REQUESTS : 0);
+	UNLOCK(self);
+	if (r < 0)
+		return gbpy_raise_broker_error(self, r);
+	return PyLong_FromLong(r);
+}
+
 static PyMethodDef broker_methods[] = {
 	{ "_request_array", (PyCFunction)broker_request_array, METH_VARARGS, NULL },
 	{ "open_request", (PyCFunction)broker_open_request, METH_VARARGS,
@@ -269,6 +320,10 @@ static PyMethodDef broker_methods[] = {
 	  "Handle what arrived on the connection (queue events, run line-info callbacks); "
 	  "never blocks." },
 	{ "fileno", (PyCFunction)broker_fileno, METH_NOARGS, "The connection's file descriptor." },
+	{ "reconnect", (PyCFunction)(void (*)(void))broker_reconnect, METH_VARARGS | METH_KEYWORDS,
+	  "reconnect(*, requests=True) -> int: after the link was lost, connect again to the same "
+	  "bus (host, machine, address); with requests, make every request and watch again "
+	  "(each gets a 'broker-restarted' event). Returns how many could not be made again." },
 	{ "close", (PyCFunction)broker_close, METH_NOARGS,
 	  "Close the connection: its managed requests and watches end with it." },
 	{ "__enter__", (PyCFunction)broker_enter, METH_NOARGS, NULL },
@@ -280,6 +335,10 @@ static PyGetSetDef broker_getset[] = {
 	{ "timeout", (getter)broker_timeout_get, (setter)broker_timeout_set,
 	  "The call timeout in seconds (None restores the default, 25 s).", NULL },
 	{ "closed", (getter)broker_get_closed, NULL, "True once closed.", NULL },
+	{ "connected", (getter)broker_get_connected, NULL,
+	  "False once the link to the bus is lost (see reconnect()).", NULL },
+	{ "transport", (getter)broker_get_transport, NULL,
+	  "'p2p' while a private connection carries the calls, else 'bus'.", NULL },
 	{ NULL },
 };
 

@@ -22,7 +22,9 @@ static PyStructSequence_Field event_fields[] = {
 	{ "line_seqno", "the kernel's sequence number on the line" },
 	{ "global_seqno", "the kernel's sequence number in its chip request" },
 	{ "lost", "events lost just before this one" },
-	{ "detail", "chip-gone: the chip; revoked: the reason; else None" },
+	{ "detail", "chip-gone: the chip; revoked: the reason; broker-gone: 'the connection to "
+		    "the bus was lost' if the link went; broker-restarted: 'made again after a "
+		    "reconnection' after Broker.reconnect(); else None" },
 	{ NULL, NULL },
 };
 
