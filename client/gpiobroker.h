@@ -216,6 +216,7 @@ enum gpiobroker_reconnect_flags {
  * for connections from gpiobroker_open_bus() (-EOPNOTSUPP). What the broker did
  * meanwhile is the broker's: edges while the link was down are not reported, and
  * outputs were at their safe state until they are requested again.
+ * Must not be called from an event handler.
  * @return with GPIOBROKER_RECONNECT_REQUESTS the number of requests and watches
  * that could not be made again (0: all of them), else 0; or -errno (the link is
  * still down: try again later).

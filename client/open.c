@@ -310,6 +310,8 @@ GB_EXPORT int gpiobroker_reconnect(struct gpiobroker *b, unsigned int flags)
 		gb_clear_error(b);
 		return 0;
 	}
+	/* The new connection's event window, before anything is made on it. */
+	gb_learn_window(b);
 	r = (int)gb_subscription_renew_all(b);
 	gb_clear_error(b);
 	return r;
