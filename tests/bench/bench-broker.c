@@ -8,6 +8,9 @@
  *   broker.*  the same through libgpiobroker and the broker over the bus; burst
  *             delivery; RSS idle and with 1000 connected clients
  *   p2p.*     the same over private connections (Manager.OpenConnection)
+ *   ssh.*     set, get and edges from "another host" (gpiobroker_open_host() over the
+ *             bench's loopback sshd), beside the local bus in the same turns
+ *             (bench-remote.c)
  *   direct.*  the same on a direct request (the kernel line fds the broker handed
  *             over: libgpiobroker's ioctls and reads, no broker in the path)
  *   rate.*    edges per second each path sustains, everything counted (bench-edges.c)
@@ -38,6 +41,7 @@
 
 #include "bench-edges.h"
 #include "bench-out.h"
+#include "bench-remote.h"
 #include "bench.h"
 #include "broker-calls.h"
 #include "brokertest.h"
@@ -55,6 +59,9 @@
 #define NUM_LINES   512
 /* One output line per set/get path, from 0. */
 #define OUT_FIRST   0
+/* The SSH figures' two outputs (bench-remote.c); their inputs are the edge paths'
+ * first two lines: a UML guest has interrupts for no more lines than those. */
+#define SSH_FIRST   8
 /* The edge paths' lines, from here (bench-edges.h); the connected clients hold lines
  * from HOLD_FIRST once the edge requests are gone. */
 #define EDGE_FIRST  64
@@ -365,6 +372,8 @@ START_TEST(test_bench)
 	gpiobroker_close(hd);
 	gpiobroker_close(hp);
 	gpiobroker_close(hb);
+
+	remote_bench(sim, SSH_FIRST, EDGE_FIRST, iters, edges);
 
 	many_clients(broker, GPIOBROKER_TRANSPORT_BUS, "", &rss_idle, &rss_many, &fds, &holding,
 		     &b_get_many);
