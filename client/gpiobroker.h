@@ -176,8 +176,9 @@ struct gpiobroker *gpiobroker_open_transport(const char *address,
  * When the link is lost (ssh exits: its connection closed at once; a link gone
  * silent after about 20 s, when 3 keepalive probes 5 s apart went unanswered),
  * every request and watch of the handle gets GPIOBROKER_EVENT_BROKER_GONE with the
- * detail "the connection to the bus was lost", gpiobroker_process() and every
- * call fail with -ENOTCONN, and gpiobroker_is_connected() is false. The broker
+ * detail "the connection to the bus was lost", then gpiobroker_process(),
+ * gpiobroker_wait() and every call fail with -ENOTCONN, and
+ * gpiobroker_is_connected() is false. The broker
  * releases the managed requests to their safe state when it notices (at once when
  * the connection closes; for a silent link after sshd's ClientAliveInterval x
  * ClientAliveCountMax). See gpiobroker_reconnect().

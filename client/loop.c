@@ -93,6 +93,9 @@ GB_EXPORT int gpiobroker_process(struct gpiobroker *b)
 
 	bool was_lost = b->lost;
 
+	/* Nothing is behind the fd any more: say so, rather than "nothing to do". */
+	if (was_lost)
+		return -ENOTCONN;
 	if (b->epfd < 0) {
 		r = process_bus(&b->bus, true);
 		/* The call that delivered the loss to the handles succeeded; later ones fail. */
@@ -138,6 +141,8 @@ GB_EXPORT int gpiobroker_wait(struct gpiobroker *b, uint64_t timeout_us)
 	uint64_t until = UINT64_MAX;
 	int r, ms = -1;
 
+	if (b->lost)
+		return -ENOTCONN;
 	/* Read already and waiting: there is something to process now. */
 	if (bus_due(b->bus) || (b->p2p && bus_due(b->p2p)))
 		return 1;

@@ -5,6 +5,7 @@
  * edges are made with its pulls, errors must carry the broker's names.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <malloc.h>
@@ -26,6 +27,7 @@
 #include "gpiobroker.h"
 #include "gpiosim.h"
 #include "org.gpiodbroker1.h"
+#include "procstat.h"
 #include "testmain.h"
 #include "timing.h"
 #include "users.h"
@@ -611,6 +613,121 @@ START_TEST(test_sd_event)
 END_TEST
 
 /* In a child: carol, for good, drives the motor through the library. */
+/* The pid of this process's child named @p comm; 0 if none. */
+static pid_t child_named(const char *comm)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while (!found && (de = readdir(d))) {
+		char path[64], stat[512], name[32];
+		pid_t pid = (pid_t)atoi(de->d_name), ppid = 0;
+		FILE *f;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		/* "pid (comm) state ppid": comm may hold spaces, so from its last ')'. */
+		if (fgets(stat, sizeof(stat), f) && strrchr(stat, ')'))
+			sscanf(strrchr(stat, ')') + 1, " %*c %d", &ppid);
+		fclose(f);
+		if (ppid == getpid() && gb_proc_comm(pid, name, sizeof(name)) &&
+		    strcmp(name, comm) == 0)
+			found = pid;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Process @p b until @p *n reaches @p want or @p ms pass; errors of a connection
+ * that is gone are what the test looks at, not a reason to stop. */
+static bool process_until(struct gpiobroker *b, const int *n, int want, int ms)
+{
+	long long until = gb_now_ns() + (long long)ms * gb_slow() * 1000000LL;
+
+	while (*n < want && gb_now_ns() < until) {
+		if (gpiobroker_wait(b, 100000) < 0)
+			usleep(10000);
+		gpiobroker_process(b);
+	}
+	return *n >= want;
+}
+
+/*
+ * A link to the bus of its own, lost under a client that holds lines: the library
+ * runs systemd-stdio-bridge itself (an address as gpiobroker_open_host() makes,
+ * without ssh), and the bridge is killed. Every handle hears BROKER_GONE, calls say
+ * ENOTCONN, the broker releases the lines; gpiobroker_reconnect() makes them again,
+ * with the value set since, and edges come again.
+ */
+START_TEST(test_link_lost_and_reconnect)
+{
+	struct gpiobroker *b = gpiobroker_open_address("unixexec:path=systemd-stdio-bridge");
+	struct gpiobroker_request *led, *button;
+	struct rec r = { 0 };
+	pid_t bridge;
+	int ok;
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert(gpiobroker_is_connected(b));
+	led = gpiobroker_request_output(b, "led", "linked", 0);
+	ck_assert_ptr_nonnull(led);
+	ck_assert_int_eq(gpiobroker_set_value(led, 0, 1), 0);
+	ck_assert_int_eq(gb_sim_get_value(sim, 0), 1);
+	button = gpiobroker_request_input(b, "button", "linked", GPIOBROKER_EDGE_BOTH);
+	ck_assert_ptr_nonnull(button);
+	ck_assert_int_eq(gpiobroker_to_irq(button, on_irq, &r), 0);
+
+	bridge = child_named("systemd-stdio-b");
+	ck_assert_int_gt(bridge, 0);
+	ck_assert_int_eq(kill(bridge, SIGKILL), 0);
+	ck_assert_msg(process_until(b, &r.n, 1, 5000), "the lost link was not reported");
+	ck_assert_int_eq(r.ev[0].type, GPIOBROKER_EVENT_BROKER_GONE);
+	ck_assert_str_eq(r.ev[0].detail, "the connection to the bus was lost");
+	ck_assert(!gpiobroker_is_connected(b));
+	ck_assert_int_eq(gpiobroker_set_value(led, 0, 0), -ENOTCONN);
+	ck_assert_int_eq(gpiobroker_process(b), -ENOTCONN);
+	/* The broker saw its client go: the output is released, back to the pull. */
+	ok = 0;
+	for (int i = 0; i < 500 * gb_slow() && !ok; i++) {
+		ok = gb_sim_get_value(sim, 0) == 0;
+		if (!ok)
+			usleep(10000);
+	}
+	ck_assert_msg(ok, "the broker did not release the output");
+
+	ck_assert_int_eq(gpiobroker_reconnect(b, GPIOBROKER_RECONNECT_REQUESTS), 0);
+	ck_assert(gpiobroker_is_connected(b));
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_int_eq(r.ev[1].type, GPIOBROKER_EVENT_BROKER_RESTARTED);
+	ck_assert_str_eq(r.ev[1].detail, "made again after a reconnection");
+	ck_assert_int_eq(gb_sim_get_value(sim, 0), 1);
+	ck_assert_int_eq(gpiobroker_get_value(led, 0), 1);
+	ck_assert_int_eq(gb_sim_set_pull(sim, 1, true), 0);
+	ck_assert(process_until(b, &r.n, 3, 5000));
+	ck_assert_int_eq(r.ev[2].type, GPIOBROKER_EVENT_EDGE);
+	ck_assert_int_eq(r.ev[2].edge, GPIOBROKER_EDGE_RISING);
+	/* Numbered afresh by the new request: nothing counted lost. */
+	ck_assert_int_eq(r.ev[2].seq, 1);
+	ck_assert_int_eq(r.ev[2].lost, 0);
+	/* Still connected: nothing to do. */
+	ck_assert_int_eq(gpiobroker_reconnect(b, GPIOBROKER_RECONNECT_REQUESTS), 0);
+	ck_assert_int_eq(gpiobroker_free(led), 0);
+	ck_assert_int_eq(gpiobroker_free(button), 0);
+	ck_assert_int_eq(gb_sim_get_value(sim, 0), 0);
+	gpiobroker_close(b);
+	/* Not for a connection the caller made. */
+	b = gb_client_open_as(UID_ALICE);
+	ck_assert_int_eq(gpiobroker_reconnect(b, 0), -EOPNOTSUPP);
+	gpiobroker_close(b);
+}
+END_TEST
+
 static sd_bus *carol_drives_motor(void *userdata)
 {
 	struct gpiobroker_line_settings s = gb_output_settings(1);
@@ -656,6 +773,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_broker_gone);
 	tcase_add_test(tc, test_private_connection_closed_first);
 	tcase_add_test(tc, test_sd_event);
+	tcase_add_test(tc, test_link_lost_and_reconnect);
 	tcase_add_test(tc, test_killed_client_leaves_nothing_held);
 	return s;
 }
