@@ -113,7 +113,7 @@ struct gpiobroker_event {
 	const char *detail;
 };
 
-/* --- rank 0: errors.c, settings.c, event.c (no I/O) ------------------------------- */
+/* --- rank 0: errors.c, settings.c, event.c, recipe.c (no I/O) --------------------- */
 
 /* The errno of a failed call: the broker's error name mapped (the table in
  * gpiobroker.h), else sd-bus's errno of @p e, else @p r; never 0 or positive. */
@@ -127,6 +127,29 @@ int gb_result(struct gpiobroker *b, sd_bus_error *e, int r);
 
 /* Append one a{sv} of line settings (NULL: empty). -EINVAL: an enum out of range. */
 int gb_append_settings(sd_bus_message *m, const struct gpiobroker_line_settings *s);
+
+/* How a request was made, to make it again after a reconnection (recipe.c): the
+ * lines as the caller named them, their settings kept up to date with the values
+ * and directions set since, the label and the flags. */
+struct gb_recipe {
+	size_t n;
+	char **lines;
+	struct gpiobroker_line_settings *settings;
+	char *label;
+	unsigned int flags;
+};
+
+/* A copy of a request's arguments; NULL if out of memory (the request then cannot
+ * be made again, nothing else). */
+struct gb_recipe *gb_recipe_new(size_t n, const char *const lines[],
+				const struct gpiobroker_line_settings settings[], const char *label,
+				unsigned int flags);
+void gb_recipe_free(struct gb_recipe *rc);
+/* What was set since (@p idx NULL: 0..n-1): outputs at @p values (NULL values and
+ * !@p output: inputs), or @p settings merged as Reconfigure does. @p rc NULL: nothing. */
+void gb_recipe_remember(struct gb_recipe *rc, size_t n, const unsigned int idx[],
+			const int values[], bool output,
+			const struct gpiobroker_line_settings settings[]);
 
 /* --- rank 1: direct.c, the kernel's line fds of direct requests -------------------- */
 
@@ -290,17 +313,6 @@ bool gb_subscription_direct_edge(struct gb_subscription *sub, struct gpiobroker_
 
 /* --- rank 5: request.c ------------------------------------------------------------ */
 
-/* How a request was made, to make it again after a reconnection: the lines as the
- * caller named them, their settings kept up to date with the values and
- * directions set since, the label and the flags. */
-struct gb_recipe {
-	size_t n;
-	char **lines;
-	struct gpiobroker_line_settings *settings;
-	char *label;
-	unsigned int flags;
-};
-
 struct gpiobroker_request {
 	struct gb_subscription sub;
 	struct gb_recipe *recipe; /* NULL: opened by path, or persistent */
@@ -312,11 +324,6 @@ struct gpiobroker_request {
 
 /* Cancel the async requests in flight: their handlers never run. */
 void gb_request_cancel_pending(struct gpiobroker *b);
-/* What values.c changed, kept for a request made again (@p idx NULL: 0..n-1):
- * outputs at @p values (NULL: inputs), or @p settings merged as Reconfigure does. */
-void gb_request_remember(struct gpiobroker_request *req, size_t n, const unsigned int idx[],
-			 const int values[], bool output,
-			 const struct gpiobroker_line_settings settings[]);
 
 /* --- rank 7: watch.c -------------------------------------------------------------- */
 

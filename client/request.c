@@ -20,91 +20,6 @@ static void deliver(struct gb_subscription *sub, const struct gpiobroker_event *
 	req->handler(req, ev, req->userdata);
 }
 
-static void recipe_free(struct gb_recipe *rc)
-{
-	if (!rc)
-		return;
-	for (size_t i = 0; rc->lines && i < rc->n; i++)
-		free(rc->lines[i]);
-	free(rc->lines);
-	free(rc->settings);
-	free(rc->label);
-	free(rc);
-}
-
-/* NULL if out of memory: the request then cannot be made again, nothing else. */
-static struct gb_recipe *recipe_new(size_t n, const char *const lines[],
-				    const struct gpiobroker_line_settings settings[],
-				    const char *label, unsigned int flags)
-{
-	struct gb_recipe *rc = calloc(1, sizeof(*rc));
-
-	if (!rc)
-		return NULL;
-	rc->n = n;
-	rc->flags = flags;
-	rc->label = strdup(label);
-	rc->lines = calloc(n ? n : 1, sizeof(char *));
-	rc->settings = calloc(n ? n : 1, sizeof(*rc->settings));
-	if (!rc->label || !rc->lines || !rc->settings) {
-		recipe_free(rc);
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i++) {
-		rc->lines[i] = strdup(lines[i] ? lines[i] : "");
-		if (!rc->lines[i]) {
-			recipe_free(rc);
-			return NULL;
-		}
-		if (settings)
-			rc->settings[i] = settings[i];
-		else
-			gpiobroker_line_settings_init(&rc->settings[i]);
-	}
-	return rc;
-}
-
-void gb_request_remember(struct gpiobroker_request *req, size_t n, const unsigned int idx[],
-			 const int values[], bool output,
-			 const struct gpiobroker_line_settings settings[])
-{
-	struct gb_recipe *rc = req->recipe;
-
-	for (size_t i = 0; rc && i < n; i++) {
-		struct gpiobroker_line_settings *s, def;
-		size_t k = GB_IDX(idx, i);
-
-		if (k >= rc->n)
-			continue;
-		s = &rc->settings[k];
-		if (!settings) {
-			s->direction = output ? GPIOBROKER_DIRECTION_OUTPUT :
-						GPIOBROKER_DIRECTION_INPUT;
-			if (output)
-				s->value = values[i] ? 1 : 0;
-			continue;
-		}
-		/* Reconfigure changes what differs from the defaults, keeps the rest. */
-		gpiobroker_line_settings_init(&def);
-		if (settings[i].direction != def.direction) {
-			s->direction = settings[i].direction;
-			s->value = settings[i].value ? 1 : 0;
-		}
-		if (settings[i].edge != def.edge)
-			s->edge = settings[i].edge;
-		if (settings[i].bias != def.bias)
-			s->bias = settings[i].bias;
-		if (settings[i].drive != def.drive)
-			s->drive = settings[i].drive;
-		if (settings[i].active_low)
-			s->active_low = true;
-		if (settings[i].debounce_us)
-			s->debounce_us = settings[i].debounce_us;
-		if (settings[i].event_clock != def.event_clock)
-			s->event_clock = settings[i].event_clock;
-	}
-}
-
 static void request_free_handle(struct gpiobroker_request *req)
 {
 	/* The fds go at once, also from a handler: the handle may outlive this call. */
@@ -114,7 +29,7 @@ static void request_free_handle(struct gpiobroker_request *req)
 		req->direct = NULL;
 	}
 	if (gb_subscription_end(&req->sub)) {
-		recipe_free(req->recipe);
+		gb_recipe_free(req->recipe);
 		free(req);
 	}
 }
@@ -350,8 +265,8 @@ gpiobroker_request_array(struct gpiobroker *b, size_t n, const char *const lines
 	if (!req && (flags & GPIOBROKER_REQUEST_DIRECT_OR_BUS))
 		return gpiobroker_request_array(b, n, lines, settings, label, 0);
 	if (req && !req->persistent)
-		req->recipe = recipe_new(n, lines, settings, label,
-					 flags & ~GPIOBROKER_REQUEST_DIRECT_OR_BUS);
+		req->recipe = gb_recipe_new(n, lines, settings, label,
+					    flags & ~GPIOBROKER_REQUEST_DIRECT_OR_BUS);
 	return req;
 }
 

@@ -69,7 +69,7 @@ GB_EXPORT int gpiobroker_direction_input(struct gpiobroker_request *req, unsigne
 	int r = call(req, "SetDirectionInput", append_indices, &a, NULL);
 
 	if (r >= 0)
-		gb_request_remember(req, 1, &index, NULL, false, NULL);
+		gb_recipe_remember(req->recipe, 1, &index, NULL, false, NULL);
 	return r;
 }
 
@@ -80,7 +80,7 @@ GB_EXPORT int gpiobroker_direction_output(struct gpiobroker_request *req, unsign
 	int r = call(req, "SetDirectionOutput", append_values, &a, NULL);
 
 	if (r >= 0)
-		gb_request_remember(req, 1, &index, &value, true, NULL);
+		gb_recipe_remember(req->recipe, 1, &index, &value, true, NULL);
 	return r;
 }
 
@@ -97,7 +97,7 @@ GB_EXPORT int gpiobroker_set_values(struct gpiobroker_request *req, size_t n,
 	else
 		r = call(req, "SetValues", append_values, &a, NULL);
 	if (r >= 0)
-		gb_request_remember(req, n, idx, values, true, NULL);
+		gb_recipe_remember(req->recipe, n, idx, values, true, NULL);
 	return r;
 }
 
@@ -151,6 +151,6 @@ GB_EXPORT int gpiobroker_reconfigure(struct gpiobroker_request *req, size_t n,
 		return -EINVAL;
 	r = call(req, "Reconfigure", append_settings, &a, NULL);
 	if (r >= 0)
-		gb_request_remember(req, n, idx, NULL, false, settings);
+		gb_recipe_remember(req->recipe, n, idx, NULL, false, settings);
 	return r;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gpiobrokerctl's raw D-Bus reads, all of them: the object tree (chips and lines),
+ * gpiobrokerctl's raw D-Bus reads, all of them but the caller's own credentials
+ * (caller.c): the object tree (chips and lines),
  * one line's or request's properties, Manager.GetAccess, Manager.PolicyStatus, the
  * broker's name appearing, and lines' PropertiesChanged. They return plain structs
  * (ctl.h); the verbs call libgpiobroker for everything else and never sd-bus.
@@ -296,52 +297,6 @@ int bus_request_owner(const char *request_path, uint32_t *uid)
 
 	sd_bus_error_free(&e);
 	return r;
-}
-
-int bus_caller(uint32_t *uid, uint32_t *groups, int max_groups)
-{
-	sd_bus_error e = SD_BUS_ERROR_NULL;
-	sd_bus_message *reply = NULL;
-	const char *me = NULL, *key;
-	int r, n = 0, have_uid = 0;
-
-	/* Over -H the uid that counts is the SSH login's, which only the far bus knows. */
-	r = sd_bus_get_unique_name(bus(), &me);
-	if (r >= 0)
-		r = sd_bus_call_method(bus(), "org.freedesktop.DBus", "/org/freedesktop/DBus",
-				       "org.freedesktop.DBus", "GetConnectionCredentials", &e, &reply,
-				       "s", me);
-	sd_bus_error_free(&e);
-	if (r >= 0)
-		r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-	while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-		r = sd_bus_message_read(reply, "s", &key);
-		if (r >= 0 && strcmp(key, "UnixUserID") == 0) {
-			r = sd_bus_message_read(reply, "v", "u", uid);
-			have_uid = r >= 0;
-		} else if (r >= 0 && strcmp(key, "UnixGroupIDs") == 0) {
-			uint32_t g;
-
-			r = sd_bus_message_enter_container(reply, 'v', "au");
-			if (r >= 0)
-				r = sd_bus_message_enter_container(reply, 'a', "u");
-			while (r >= 0 && (r = sd_bus_message_read(reply, "u", &g)) > 0)
-				if (n < max_groups)
-					groups[n++] = g;
-			if (r >= 0)
-				r = sd_bus_message_exit_container(reply);
-			if (r >= 0)
-				r = sd_bus_message_exit_container(reply);
-		} else if (r >= 0) {
-			r = sd_bus_message_skip(reply, "v");
-		}
-		if (r >= 0)
-			r = sd_bus_message_exit_container(reply);
-	}
-	sd_bus_message_unref(reply);
-	if (r < 0)
-		return r;
-	return have_uid ? n : -ENODATA;
 }
 
 char *bus_version(void)

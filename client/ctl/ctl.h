@@ -7,11 +7,15 @@
  * tools/check-layers checks it):
  *   parse.c    options, values, periods, "did you mean" (pure: host unit tests)
  *   json.c     the JSON writer, over jansson (pure: host unit tests)
- *   common.c   errors and exit codes, text output shared by verbs, the event loop
+ *   common.c   errors and exit codes, text output shared by verbs
  *   bus.c      every raw D-Bus read (the object tree, GetAccess, PolicyStatus, ...),
  *              into the plain structs below; no verb calls sd-bus itself
+ *   caller.c   the caller's uid and groups as the bus recorded them (the same rank
+ *              as bus.c: neither calls the other)
  *   resolve.c  the argument resolver: lines by alias, name, CHIP:OFFSET, path or
  *              -c CHIP with offsets; requests by id or path; errors about lines
+ *   evloop.c   the event loop of monitor, watch and notify (the same rank as
+ *              resolve.c)
  *   the verbs: info.c (detect, info, find), status.c, notify.c, lines.c (request,
  *              requests, release, reconfigure), values.c (get, set), monitor.c
  *              (monitor, watch, wait)
