@@ -125,11 +125,22 @@ for o in $opts; do
 done
 
 # --- builds --------------------------------------------------------------------------
+# The builds below are VPATH builds of the sources. A source tree configured in place
+# ("./configure && make && make check", what Debian's dh_auto_* do) cannot be one:
+# configure refuses ("source directory already configured"), and its objects would
+# be found through VPATH. They then build a copy of it, cleaned by its own
+# "make distclean", as a release tarball would be.
+src=$top
+if [ -f "$top/config.status" ]; then
+	src=$tmp/src
+	(unset MAKEFLAGS MFLAGS MAKELEVEL; cp -a "$top/." "$src" && cd "$src" && $MAKE distclean) \
+		> "$tmp/src.log" 2>&1 || { cat "$tmp/src.log"; echo "Bail out! cannot clean a copy of the configured sources"; exit 1; }
+fi
 build() { # build NAME CONFIGURE-ARGS...: configure, make, make install into $tmp/NAME/dest
 	name=$1; shift
 	mkdir -p "$tmp/$name/build"
 	# Not the outer make's flags and variables (check_PROGRAMS=..., a jobserver).
-	(unset MAKEFLAGS MFLAGS MAKELEVEL; cd "$tmp/$name/build" && "$top/configure" --quiet "$@" && $MAKE -j2 >/dev/null &&
+	(unset MAKEFLAGS MFLAGS MAKELEVEL; cd "$tmp/$name/build" && "$src/configure" --quiet "$@" && $MAKE -j2 >/dev/null &&
 		$MAKE install DESTDIR="$tmp/$name/dest" >/dev/null) > "$tmp/$name/log" 2>&1
 }
 # Everything installed: files, symlinks and empty directories, as absolute paths.
