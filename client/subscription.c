@@ -323,6 +323,21 @@ static void follow_new_broker(struct gpiobroker *b, const char *new_owner)
 	tell_marked(b, GPIOBROKER_EVENT_BROKER_RESTARTED, NULL);
 }
 
+/* Every handle the broker @p unique had (NULL: whichever broker) is gone: no private
+ * connection, no signals accepted, each told BROKER_GONE with @p detail. */
+static void broker_gone(struct gpiobroker *b, const char *unique, const char *detail)
+{
+	gb_p2p_drop(b, false);
+	for (struct gb_subscription *s = b->subs; s; s = s->next) {
+		if (!s->broker_unique || (unique && strcmp(s->broker_unique, unique) != 0))
+			continue;
+		free(s->broker_unique);
+		s->broker_unique = NULL;
+		s->tell = true;
+	}
+	tell_marked(b, GPIOBROKER_EVENT_BROKER_GONE, detail);
+}
+
 int gb_subscription_on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	struct gpiobroker *b = userdata;
@@ -337,15 +352,7 @@ int gb_subscription_on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_e
 	if (!*old_owner)
 		return 0;
 	/* The broker left the bus (crash, restart, SIGTERM): every request is gone. */
-	gb_p2p_drop(b, false);
-	for (struct gb_subscription *s = b->subs; s; s = s->next) {
-		if (!s->broker_unique || strcmp(s->broker_unique, old_owner) != 0)
-			continue;
-		free(s->broker_unique);
-		s->broker_unique = NULL;
-		s->tell = true;
-	}
-	tell_marked(b, GPIOBROKER_EVENT_BROKER_GONE, NULL);
+	broker_gone(b, old_owner, NULL);
 	return 0;
 }
 
@@ -357,15 +364,7 @@ int gb_subscription_on_disconnected(sd_bus_message *m, void *userdata, sd_bus_er
 	 * releases our managed requests and watches as for any client that leaves;
 	 * persistent requests stay held on the other side. */
 	b->lost = true;
-	gb_p2p_drop(b, false);
-	for (struct gb_subscription *s = b->subs; s; s = s->next) {
-		if (!s->broker_unique)
-			continue;
-		free(s->broker_unique);
-		s->broker_unique = NULL;
-		s->tell = true;
-	}
-	tell_marked(b, GPIOBROKER_EVENT_BROKER_GONE, "the connection to the bus was lost");
+	broker_gone(b, NULL, "the connection to the bus was lost");
 	return 0;
 }
 
