@@ -573,6 +573,17 @@ enum gpiobroker_event_type {
 	 * the broker are checked against the new policy as always, the fds keep working.
 	 */
 	GPIOBROKER_EVENT_REVOKE_PENDING,
+	/**
+	 * After GPIOBROKER_EVENT_CHIP_GONE: the same device came back (its udev
+	 * identity: gpiod-broker.policy(5), CHIPS BY IDENTITY), under the chip name
+	 * gpiobroker_event_get_detail() gives, and the broker gave it back: a watch
+	 * watches again, and a persistent request whose entry says restore-on-replug =
+	 * yes holds its lines again with their settings and values. The handle's
+	 * chip names (gpiobroker_watch_get_chip(), gpiobroker_request_get_chip()) are
+	 * the new one from now on; INITIAL_STATE follows (a watch; a request's
+	 * edge-detecting lines). A request not given back stays gone.
+	 */
+	GPIOBROKER_EVENT_CHIP_BACK,
 };
 
 /** One event, passed to the handler (opaque; valid only during the call). */
@@ -651,7 +662,8 @@ bool gpiobroker_event_is_initial(const struct gpiobroker_event *ev);
  * of an initial state: when the broker read it, on the line's event clock.
  */
 int gpiobroker_event_get_value(const struct gpiobroker_event *ev);
-/** CHIP_GONE: the chip's name; REVOKED, REVOKE_PENDING: the broker's reason; otherwise NULL. */
+/** CHIP_GONE: the chip's name; CHIP_BACK: its name now; REVOKED, REVOKE_PENDING: the
+ * broker's reason; otherwise NULL. */
 const char *gpiobroker_event_get_detail(const struct gpiobroker_event *ev);
 
 /** Total events lost so far as seen by this handle (the sum of the lost counts). */
@@ -673,7 +685,8 @@ struct gpiobroker_watch;
 
 /**
  * Watch handler: as gpiobroker_irq_handler. Events: INITIAL_STATE first, then
- * EDGE (index 0), CHIP_GONE, BROKER_GONE, and after a broker restart that took the
+ * EDGE (index 0), CHIP_GONE (and CHIP_BACK if the same device comes back), BROKER_GONE,
+ * and after a broker restart that took the
  * watch over BROKER_RESTARTED and INITIAL_STATE again. It may call
  * gpiobroker_watch_close(w).
  */

@@ -17,6 +17,7 @@
 
 static void on_edge(struct gb_subscription *sub, sd_bus_message *m);
 static void on_initial(struct gb_subscription *sub, sd_bus_message *m);
+static void on_chip_back(struct gb_subscription *sub, sd_bus_message *m);
 static bool count_edge(struct gb_subscription *sub, struct gpiobroker_event *ev, uint64_t gap,
 		       bool deliverable);
 static void ack(struct gb_subscription *sub, uint64_t seqno);
@@ -104,6 +105,10 @@ int gb_subscription_on_signal(sd_bus_message *m, void *userdata, sd_bus_error *e
 			sub->pending_lost += count;
 		return 0;
 	}
+	if (strcmp(member, "ChipBack") == 0) {
+		on_chip_back(sub, m);
+		return 0;
+	}
 	if (strcmp(member, "ChipGone") == 0)
 		ev.type = GPIOBROKER_EVENT_CHIP_GONE;
 	else if (strcmp(member, "Revoked") == 0)
@@ -116,6 +121,27 @@ int gb_subscription_on_signal(sd_bus_message *m, void *userdata, sd_bus_error *e
 		return 0;
 	sub->kind->deliver(sub, &ev);
 	return 0;
+}
+
+/* The same device is back under another name: the handle's lines are on it now. */
+static void on_chip_back(struct gb_subscription *sub, sd_bus_message *m)
+{
+	struct gpiobroker_event ev = { .type = GPIOBROKER_EVENT_CHIP_BACK };
+	const char *was;
+
+	if (sd_bus_message_read(m, "ss", &was, &ev.detail) < 0)
+		return;
+	for (size_t i = 0; sub->chips && i < sub->n_lines; i++)
+		if (sub->chips[i] && strcmp(sub->chips[i], was) == 0) {
+			char *now = strdup(ev.detail);
+
+			if (!now)
+				return;
+			free(sub->chips[i]);
+			sub->chips[i] = now;
+		}
+	if (sub->handled)
+		sub->kind->deliver(sub, &ev);
 }
 
 static void on_edge(struct gb_subscription *sub, sd_bus_message *m)

@@ -49,6 +49,7 @@ static const char *type_name(enum gpiobroker_event_type t)
 	case GPIOBROKER_EVENT_INITIAL_STATE: return "initial-state";
 	case GPIOBROKER_EVENT_BROKER_RESTARTED: return "broker-restarted";
 	case GPIOBROKER_EVENT_REVOKE_PENDING: return "revoke-pending";
+	case GPIOBROKER_EVENT_CHIP_BACK: return "chip-back";
 	}
 	return "unknown";
 }
