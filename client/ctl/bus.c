@@ -94,7 +94,8 @@ static int parse_props(sd_bus_message *m, const struct propmap *map, unsigned in
 static int parse_chip(sd_bus_message *m, struct chipinfo *c)
 {
 	const struct propmap map[] = {
-		{ "Name", &c->name }, { "Label", &c->label }, { "NumLines", .u32 = &c->num_lines }, { 0 }
+		{ "Name", &c->name }, { "Label", &c->label }, { "NumLines", .u32 = &c->num_lines },
+		{ "ByPath", &c->by_path }, { "ById", &c->by_id }, { "Serial", &c->serial }, { 0 }
 	};
 
 	return parse_props(m, map, NULL);
@@ -132,6 +133,9 @@ void tree_free(struct tree *t)
 		free(t->chips[i].path);
 		free(t->chips[i].name);
 		free(t->chips[i].label);
+		free(t->chips[i].by_path);
+		free(t->chips[i].by_id);
+		free(t->chips[i].serial);
 	}
 	for (size_t i = 0; i < t->n_lines; i++)
 		lineinfo_clear(&t->lines[i]);
@@ -153,6 +157,18 @@ static int cmp_line(const void *a, const void *b)
 	int c = strverscmp(x->chip ? x->chip : "", y->chip ? y->chip : "");
 
 	return c ? c : (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* A property the broker did not send reads "": an older broker has no ByPath, ById or
+ * Serial, and GetManagedObjects leaves them out rather than failing. */
+static int chip_defaults(struct chipinfo *c)
+{
+	char **strs[] = { &c->name, &c->label, &c->by_path, &c->by_id, &c->serial };
+
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		if (!*strs[i] && !(*strs[i] = strdup("")))
+			return -ENOMEM;
+	return 0;
 }
 
 /* One interface of one object of GetManagedObjects: a chip or a line, or skipped. */
@@ -227,9 +243,7 @@ int bus_load_tree(struct tree *t, bool quiet)
 	r = parse_tree(reply, t);
 	sd_bus_message_unref(reply);
 	for (size_t i = 0; r >= 0 && i < t->n_chips; i++)
-		if ((!t->chips[i].name && !(t->chips[i].name = strdup(""))) ||
-		    (!t->chips[i].label && !(t->chips[i].label = strdup(""))))
-			r = -ENOMEM;
+		r = chip_defaults(&t->chips[i]);
 	if (r < 0) {
 		if (!quiet)
 			fprintf(stderr, "gpiobrokerctl: %s: cannot parse the broker's objects: %s\n",

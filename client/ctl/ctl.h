@@ -161,6 +161,9 @@ int json_print(json_t *v);
 /* --- bus.c: the broker's objects, read with plain D-Bus ----------------------------- */
 struct chipinfo {
 	char *path, *name, *label;
+	/* What udev says of the chip (Chip.ByPath, ById, Serial): the full /dev/gpio/by-*
+	 * links and the serial; "" when unknown, also from a broker without them. */
+	char *by_path, *by_id, *serial;
 	uint32_t num_lines;
 };
 

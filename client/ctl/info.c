@@ -6,12 +6,50 @@
 
 #include "ctl.h"
 
+/* --- a chip's identity -------------------------------------------------------------- */
+
+#define BY_PATH_DIR "/dev/gpio/by-path/"
+#define BY_ID_DIR "/dev/gpio/by-id/"
+
+/* A link's name in its directory: the directory is in the key already. */
+static const char *link_name(const char *link, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	return strncmp(link, dir, len) == 0 && link[len] ? link + len : link;
+}
+
+/* What udev says of the chip, after gpiodetect's or gpioinfo's own text on its line:
+ * only what is known, so that where there is no udev (or an older broker) the line
+ * is libgpiod's, as scripts written for those tools read it. */
+static void print_identity(const struct chipinfo *ch)
+{
+	if (*ch->by_path)
+		printf(" by-path=%s", link_name(ch->by_path, BY_PATH_DIR));
+	if (*ch->by_id)
+		printf(" by-id=%s", link_name(ch->by_id, BY_ID_DIR));
+	if (*ch->serial)
+		printf(" serial=%s", ch->serial);
+}
+
+/* The same in JSON: always the three keys, the full links, null where unknown (@ch
+ * NULL: a line whose chip is not in the tree). */
+static void jput_identity(json_t **o, const struct chipinfo *ch)
+{
+	jput(o, "by_path", jstr_or_null(ch ? ch->by_path : NULL));
+	jput(o, "by_id", jstr_or_null(ch ? ch->by_id : NULL));
+	jput(o, "serial", jstr_or_null(ch ? ch->serial : NULL));
+}
+
 /* --- detect ------------------------------------------------------------------------- */
 
 const char usage_detect[] = "gpiobrokerctl detect [--json]";
 const char help_detect[] =
 	"List the GPIO chips the broker serves, as gpiodetect: NAME [LABEL] (N lines).\n"
-	"      --json               one JSON array of {name, label, num_lines, path}\n";
+	"After it, what udev says of the chip, where it is known: by-path=LINK by-id=LINK\n"
+	"serial=SERIAL (the links' names in /dev/gpio/by-path/ and /dev/gpio/by-id/).\n"
+	"      --json               one JSON array of {name, label, num_lines, path, by_path,\n"
+	"                           by_id, serial} (the full links; null where unknown)\n";
 
 static int detect_print_json(const struct tree *t)
 {
@@ -19,10 +57,12 @@ static int detect_print_json(const struct tree *t)
 
 	for (size_t i = 0; i < t->n_chips; i++) {
 		const struct chipinfo *ch = &t->chips[i];
+		json_t *o = json_pack("{s:o,s:o,s:I,s:o}", "name", jstr(ch->name), "label",
+				      jstr(ch->label), "num_lines", (json_int_t)ch->num_lines,
+				      "path", jstr(ch->path));
 
-		jpush(&chips, json_pack("{s:o,s:o,s:I,s:o}", "name", jstr(ch->name), "label",
-					jstr(ch->label), "num_lines", (json_int_t)ch->num_lines,
-					"path", jstr(ch->path)));
+		jput_identity(&o, ch);
+		jpush(&chips, o);
 	}
 	return json_print(chips);
 }
@@ -41,9 +81,12 @@ int cmd_detect(int argc, char **argv)
 	if (json) {
 		r = detect_print_json(&t);
 	} else {
-		for (size_t i = 0; i < t.n_chips; i++)
-			printf("%s [%s] (%" PRIu32 " lines)\n", t.chips[i].name, t.chips[i].label,
+		for (size_t i = 0; i < t.n_chips; i++) {
+			printf("%s [%s] (%" PRIu32 " lines)", t.chips[i].name, t.chips[i].label,
 			       t.chips[i].num_lines);
+			print_identity(&t.chips[i]);
+			printf("\n");
+		}
 	}
 	tree_free(&t);
 	return r;
@@ -57,13 +100,15 @@ const char help_info[] =
 	"Show lines as gpioinfo does: with no LINE every chip (\"CHIP - N lines:\" and a\n"
 	"row per line), with LINEs one row each (\"CHIP OFFSET NAME ATTRIBUTES\"). After\n"
 	"gpioinfo's attributes come the broker's: alias=\"...\" (the policy's name for the\n"
-	"line) and request=ID (the broker's request holding it).\n"
+	"line) and request=ID (the broker's request holding it). A chip's header ends with\n"
+	"what udev says of the chip, where it is known, as detect prints it.\n"
 	"  -c, --chip CHIP          only this chip (name, number, label or /dev path); LINEs\n"
 	"                           may then be offsets\n"
 	"      --by-name            LINEs are names even if they look like offsets\n"
 	"      --unquoted           don't quote line and consumer names\n"
 	"      --verbose            add what the policy lets you do with each LINE\n"
-	"      --json               one JSON array of line objects\n"
+	"      --json               one JSON array of line objects (each with its chip's\n"
+	"                           by_path, by_id and serial, as detect's)\n"
 	"  -v, --version            print the version\n";
 
 struct info_cfg {
@@ -158,7 +203,9 @@ static void info_print_text(const struct info_cfg *cfg, bool one_row_form,
 		const struct info_row *row = &rows[i];
 
 		if (!row->line) {
-			printf("%s - %" PRIu32 " lines:\n", row->chip->name, row->chip->num_lines);
+			printf("%s - %" PRIu32 " lines:", row->chip->name, row->chip->num_lines);
+			print_identity(row->chip);
+			printf("\n");
 			continue;
 		}
 		if (one_row_form)
@@ -197,6 +244,9 @@ static json_t *line_json(const struct info_row *row, bool verbose)
 			      "request_label", jstr_or_null(held ? l->request_label : NULL),
 			      "path", jstr(l->path));
 
+	/* info --json has no chip objects, only lines: each carries its chip's identity,
+	 * so that a line is tied to the device without a detect to match it against. */
+	jput_identity(&o, row->chip);
 	if (verbose)
 		jput(&o, "access", access_json(&row->access));
 	return o;

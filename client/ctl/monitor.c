@@ -26,6 +26,7 @@ struct monitor {
 	int status;
 	struct gpiobroker_watch **watches;
 	int n_watches;
+	const char **homes;   /* watch: each line's chip identity (a by-id/by-path link), or NULL */
 };
 
 /* One event's line: how the user named it, its chip, its index (and watch's id). */
@@ -422,10 +423,43 @@ static void on_watch_event(struct gpiobroker_watch *w, const struct gpiobroker_e
 		.chip = gpiobroker_watch_get_chip(w), .watch = short_id(gpiobroker_watch_get_path(w)),
 	};
 
+	enum gpiobroker_event_type type = gpiobroker_event_get_type(ev);
+	const char *home = NULL;
+
 	for (int i = 0; i < mon->n_watches; i++)
-		if (mon->watches[i] == w)
+		if (mon->watches[i] == w) {
 			el.name = mon->res->lines[i].ref;
+			home = mon->homes ? mon->homes[i] : NULL;
+		}
+	/* A chip the broker knows by identity may come back: the watch stays, and so
+	 * does this command, as it would stay for a line nobody holds. */
+	if (type == GPIOBROKER_EVENT_CHIP_GONE && home) {
+		fprintf(stderr, "gpiobrokerctl: watch: chip %s was unplugged; waiting for %s to "
+			"come back\n", gpiobroker_event_get_detail(ev), home);
+		return;
+	}
+	if (type == GPIOBROKER_EVENT_CHIP_BACK) {
+		fprintf(stderr, "gpiobrokerctl: watch: %s is back, as %s\n", home ? home : "the chip",
+			gpiobroker_event_get_detail(ev));
+		return;
+	}
 	print_event(mon, ev, &el);
+}
+
+/* Each watched line's chip identity, to wait for it if it is unplugged. */
+static void watch_homes(struct monitor *mon)
+{
+	int n = mon->res->num_lines;
+
+	if (resolver_load_tree(mon->res, true) < 0 || !(mon->homes = calloc((size_t)n, sizeof(char *))))
+		return;
+	for (int i = 0; i < n; i++)
+		for (size_t k = 0; mon->res->lines[i].chip && k < mon->res->tree.n_chips; k++) {
+			const struct chipinfo *c = &mon->res->tree.chips[k];
+
+			if (strcmp(c->name, mon->res->lines[i].chip) == 0)
+				mon->homes[i] = *c->by_id ? c->by_id : *c->by_path ? c->by_path : NULL;
+		}
 }
 
 static int watch_options(int argc, char **argv, struct output_cfg *cfg)
@@ -448,6 +482,7 @@ static int watch_act(struct monitor *mon)
 	mon->watches = calloc((size_t)n, sizeof(*mon->watches));
 	if (!mon->watches)
 		return EX_ERROR;
+	watch_homes(mon);
 	for (int i = 0; i < n; i++) {
 		mon->watches[i] = gpiobroker_watch(B, mon->res->lines[i].ref, on_watch_event, mon);
 		if (!mon->watches[i])
@@ -473,6 +508,7 @@ int cmd_watch(int argc, char **argv)
 	for (int i = 0; i < mon.n_watches; i++)
 		gpiobroker_watch_close(mon.watches[i]);
 	free(mon.watches);
+	free(mon.homes);
 	monitor_stop(&mon);
 	return r;
 }

@@ -21,6 +21,11 @@ static const struct chipinfo *find_chip(const struct tree *t, const char *arg, b
 	/* As the libgpiod tools: "0", "gpiochip0" and "/dev/gpiochip0" are one chip. */
 	if (is_number(arg) && !numbers)
 		return NULL;
+	/* A stable link names the chip the broker says it is (also over -H, where
+	 * this machine's /dev is not the broker's). */
+	for (size_t i = 0; strncmp(arg, "/dev/gpio/", 10) == 0 && i < t->n_chips; i++)
+		if (strcmp(t->chips[i].by_path, arg) == 0 || strcmp(t->chips[i].by_id, arg) == 0)
+			return &t->chips[i];
 	if (is_number(arg))
 		snprintf(want, sizeof(want), "gpiochip%s", arg);
 	else if (strncmp(arg, "/dev/", 5) == 0)

@@ -85,8 +85,12 @@ bpid=$!
 run gb-alice wait --timeout 10
 check "wait returns 0 once the broker is up" 0 "$rc"
 
+# The bench has no udev: the chip has no /dev/gpio/by-* links nor serial, and the
+# rows stay gpiodetect's and gpioinfo's, with nothing after them (not even a space).
 run gb-alice detect
-check "detect lists the chip" "$chip [gbcli] (6 lines)" "$out"
+check "detect lists the chip, gpiodetect's row exactly" "$chip [gbcli] (6 lines)" "$out"
+run gb-carol info -c "$chip"
+check "info: gpioinfo's chip header exactly, nothing after it" "$chip - 6 lines:" "$(printf '%s\n' "$out" | head -n 1)"
 run gb-alice find switch
 check "find prints chip and offset" "$chip 1" "$out"
 run gb-alice find nothing-here
@@ -109,7 +113,7 @@ contains "find CHIP (find has no -c): where its lines are" "$chip is a chip, not
 run gb-alice find --json switch
 check "find --json" "{\"chip\":\"$chip\",\"offset\":1,\"path\":\"/org/gpiodbroker1/chip/$chip/line1\"}" "$out"
 run gb-alice detect --json
-check "detect --json" "[{\"name\":\"$chip\",\"label\":\"gbcli\",\"num_lines\":6,\"path\":\"/org/gpiodbroker1/chip/$chip\"}]" "$out"
+check "detect --json: the identity keys, null where there is no udev" "[{\"name\":\"$chip\",\"label\":\"gbcli\",\"num_lines\":6,\"path\":\"/org/gpiodbroker1/chip/$chip\",\"by_path\":null,\"by_id\":null,\"serial\":null}]" "$out"
 
 run gb-alice request -p lamp=1
 check "request: -p is the debounce period (libgpiod), not --persistent: refused" 2 "$rc"
@@ -458,12 +462,13 @@ run gb-alice get --json lamp "$rid"
 json "get --json LINE ID: the line, then the request's lines by name" 'd == [{"line": "lamp", "value": 1}, {"line": "lamp", "value": 1}]'
 run gb-carol info --json
 json "info --json: every line" '[x["offset"] for x in d] == list(range(6)) and d[0]["consumer"] == "json-ctl" and d[0]["request"] == "'"$rid"'" and d[0]["request_label"] == "json-ctl" and d[4]["alias"] == "porch-light" and d[4]["name"] is None and d[1]["used"] is False and d[1]["consumer"] is None'
+json "info --json: each line with its chip's identity, null where there is no udev" 'all(k in x and x[k] is None for x in d for k in ("by_path", "by_id", "serial"))'
 run gb-alice info --verbose --json -c "$chip" 1 lamp
 json "info --verbose --json -c CHIP LINE...: in argument order, with the policy's answer" '[x["offset"] for x in d] == [1, 0] and all(x["access"]["may_use"] and x["access"]["directions"] == "input,output" for x in d)'
 run gb-alice find --json porch-light
 json "find --json" 'd == {"chip": chip, "offset": 4, "path": "/org/gpiodbroker1/chip/%s/line4" % chip}'
 run gb-alice detect --json
-json "detect --json" 'd == [{"name": chip, "label": "gbcli", "num_lines": 6, "path": "/org/gpiodbroker1/chip/" + chip}]'
+json "detect --json" 'd == [{"name": chip, "label": "gbcli", "num_lines": 6, "path": "/org/gpiodbroker1/chip/" + chip, "by_path": None, "by_id": None, "serial": None}]'
 run gb-alice status --json
 json "status --json" 'd["running"] and d["requests"] == 1 and d["uid"] == 60001 and d["policy_status"]["state"] == "loaded"'
 as gb-alice "$ctl" release "$rid"
