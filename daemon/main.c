@@ -272,6 +272,16 @@ static size_t read_chips(struct gb_chip_ident **ret)
 		}
 		ids = nn;
 		c = &ids[n++];
+		*c = (struct gb_chip_ident){};
+		c->udev = calloc(1, sizeof(*c->udev));
+		if (c->udev) {
+			char **links = NULL, **props = NULL;
+
+			/* Not yet described by udev: checked as it is. */
+			udev_describe_fd(gpiod_chip_get_fd(gc), &links, &props);
+			*(struct gb_chip_udev *)c->udev = (struct gb_chip_udev){
+				(const char *const *)links, (const char *const *)props };
+		}
 		c->name = strdup(gpiod_chip_info_get_name(info));
 		c->label = strdup(gpiod_chip_info_get_label(info));
 		c->num_lines = gpiod_chip_info_get_num_lines(info);
@@ -309,10 +319,24 @@ static void print_problems(const char *text, const char *kind)
 	}
 }
 
+/* An image's chips are not here: which one an identity names is seen on the target. */
+static void identity_notes(const struct gb_policy *p, char **notes)
+{
+	for (size_t i = 0; i < p->n_entries; i++) {
+		const struct gb_policy_entry *e = &p->entries[i];
+
+		if (e->chip && e->chip_by != GB_CHIP_BY_NAME)
+			gb_policy_add_error(notes, e->file, e->lineno,
+					    "[%s %s]: chip = %s is resolved on the target, by udev, "
+					    "when the broker starts and as chips come and go",
+					    e->group ? "group" : "line", e->name, e->chip);
+	}
+}
+
 /* --check-policy: the daemon's parser and checks, offline. */
 static int check_policy(void)
 {
-	_cleanup_free_ char *errors = NULL, *warnings = NULL, *dir = NULL;
+	_cleanup_free_ char *errors = NULL, *warnings = NULL, *notes = NULL, *dir = NULL;
 	struct gb_chip_ident *chips = NULL;
 	struct gb_policy *p = NULL;
 	size_t n_chips = 0, entries = 0;
@@ -344,6 +368,9 @@ static int check_policy(void)
 		/* An image's policy is for the image's chips, not this machine's. */
 		if (!arg_root)
 			n_chips = read_chips(&chips);
+		else
+			identity_notes(p, &notes);
+		gb_policy_check_identity(p, chips, n_chips, &errors);
 		gb_policy_check_chips(p, chips, n_chips, &errors, &warnings);
 		entries = p->n_entries;
 	}
@@ -354,10 +381,16 @@ static int check_policy(void)
 		free((void *)chips[i].line_names);
 		free((char *)chips[i].name);
 		free((char *)chips[i].label);
+		if (chips[i].udev) {
+			strv_free((char **)chips[i].udev->links);
+			strv_free((char **)chips[i].udev->props);
+			free((void *)chips[i].udev);
+		}
 	}
 	free(chips);
 	print_problems(errors, NULL);
 	print_problems(warnings, "warning");
+	print_problems(notes, "note");
 	n_err = gb_policy_count_lines(errors);
 	n_warn = gb_policy_count_lines(warnings);
 	fflush(stdout);

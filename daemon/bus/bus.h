@@ -47,6 +47,7 @@ struct bus_iface {
 					    "t", seqno), 0), \
 	SD_BUS_SIGNAL_WITH_ARGS("EventsLost", SD_BUS_ARGS("t", count, "t", total), 0), \
 	SD_BUS_SIGNAL_WITH_ARGS("ChipGone", SD_BUS_ARGS("s", chip), 0), \
+	SD_BUS_SIGNAL_WITH_ARGS("ChipBack", SD_BUS_ARGS("s", was, "s", chip), 0), \
 	SD_BUS_SIGNAL_WITH_ARGS("Revoked", SD_BUS_ARGS("s", reason), 0)
 
 /* Every interface, NULL-terminated (manager-bus.c). */

@@ -100,6 +100,10 @@ oom:
 CHIP_STR_PROP(chip_get_name, name)
 CHIP_STR_PROP(chip_get_label, label)
 CHIP_STR_PROP(chip_get_dev_path, dev_path)
+/* udev's strings are bytes too (a USB serial number is what the device says). */
+CHIP_STR_PROP(chip_get_by_path, by_path)
+CHIP_STR_PROP(chip_get_by_id, by_id)
+CHIP_STR_PROP(chip_get_serial, serial)
 
 static int chip_get_num_lines(sd_bus *bus, const char *path, const char *iface, const char *prop,
 			      sd_bus_message *reply, void *userdata, sd_bus_error *error)
@@ -113,6 +117,9 @@ static const sd_bus_vtable chip_vtable[] = {
 	SD_BUS_PROPERTY("Label", "s", chip_get_label, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("Path", "s", chip_get_dev_path, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("NumLines", "u", chip_get_num_lines, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("ByPath", "s", chip_get_by_path, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("ById", "s", chip_get_by_id, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Serial", "s", chip_get_serial, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_VTABLE_END
 };
 

@@ -565,7 +565,7 @@ static const sd_bus_vtable request_vtable[] = {
 	SD_BUS_PROPERTY("Persistent", "b", request_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("OwnerUid", "u", request_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("Owner", "s", request_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-	SD_BUS_PROPERTY("Lines", "a(osu)", request_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Lines", "a(osu)", request_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("EventsLost", "t", request_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("ChipGone", "b", request_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("Direct", "b", bus_request_direct_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),

@@ -137,7 +137,7 @@ static int watch_get(sd_bus *bus, const char *path, const char *iface, const cha
 
 static const sd_bus_vtable watch_vtable[] = {
 	SD_BUS_VTABLE_START(0),
-	SD_BUS_PROPERTY("Line", "o", watch_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Line", "o", watch_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("Owner", "s", watch_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("OwnerUid", "u", watch_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("EventsLost", "t", watch_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

@@ -12,6 +12,7 @@ void line_ident(const Line *l, struct gb_line_ident *id)
 	*id = (struct gb_line_ident){
 		.chip_name = l->chip->name,
 		.chip_label = l->chip->label,
+		.chip_udev = &l->chip->udev,
 		.offset = l->offset,
 		.line_name = gpiod_line_info_get_name(l->info),
 	};

@@ -9,7 +9,6 @@
 #include "lookup.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,8 +34,8 @@ int line_resolve_alias(Broker *b, const char *alias, Line **ret, sd_bus_error *e
 
 			line_ident(&c->lines[i], &id);
 			if (e->line_name ? id.line_name && strcmp(id.line_name, e->line_name) == 0
-					 : (fnmatch(e->chip, c->name, 0) == 0 ||
-					    fnmatch(e->chip, c->label, 0) == 0) && i == e->offsets[0]) {
+					 : gb_policy_entry_names_chip(e, c->name, c->label, id.chip_udev) &&
+					   i == e->offsets[0]) {
 				found = &c->lines[i];
 				n++;
 			}

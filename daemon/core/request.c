@@ -238,7 +238,7 @@ int request_start_events(Request *req)
 	return 0;
 }
 
-static int reqchip_request(ReqChip *rc, sd_bus_error *error)
+int reqchip_request(ReqChip *rc, sd_bus_error *error)
 {
 	_cleanup_free_ unsigned int *offs = malloc(rc->request->n_lines * sizeof(*offs));
 	_cleanup_free_ struct gb_line_config *cfgs = malloc(rc->request->n_lines * sizeof(*cfgs));
@@ -501,6 +501,7 @@ Request *request_free(Request *req)
 		/* A request that never went live may still hold fds: they go back now. */
 		reqchip_release(&req->chips[k]);
 		free(req->chips[k].chip_name);
+		free(req->chips[k].home);
 	}
 	for (unsigned int i = 0; req->lines && i < req->n_lines; i++)
 		assert(!req->lines[i].line || req->lines[i].line->holder != req);
@@ -583,6 +584,8 @@ void request_chip_gone(Request *req, Chip *c)
 				state_remove_fd(&req->broker->state, req->id, k);
 			reqchip_release(&req->chips[k]);
 			req->chips[k].chip = NULL;
+			free(req->chips[k].home);
+			req->chips[k].home = c->identity ? strdup(c->identity) : NULL;
 		}
 	for (unsigned int i = 0; i < req->n_lines; i++)
 		if (req->lines[i].line && req->lines[i].line->chip == c) {

@@ -39,6 +39,7 @@ struct ReqChip {
 	Request *request;
 	Chip *chip;                 /* NULL once the chip is gone */
 	char *chip_name;            /* kept for messages after the chip is gone */
+	char *home;                 /* since its chip went: that chip's identity, or NULL */
 	LineReq lreq;
 	Irq irq;
 	uint64_t last_global_seqno;
@@ -154,6 +155,8 @@ void request_refresh_values(Request *req);
 int request_check_usable(Request *req, unsigned int n, const unsigned int *idx,
 			 sd_bus_error *error);
 int request_kernel_error(sd_bus_error *error, int err, const char *what, const ReqChip *rc);
+/** Request @p rc's lines from the kernel with their settings (replug.c too). */
+int reqchip_request(ReqChip *rc, sd_bus_error *error);
 /** Push the settings of @p rc's lines to the kernel. */
 int reqchip_apply(ReqChip *rc, sd_bus_error *error);
 

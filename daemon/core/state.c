@@ -224,6 +224,22 @@ void state_remove_fd(State *s, uint64_t id, unsigned int k)
 		log_warning_errno(r, "cannot remove %s from the fd store: %m", name);
 }
 
+bool state_add_fd(State *s, uint64_t id, unsigned int k, int fd)
+{
+	char msg[80], name[40];
+	int r;
+
+	if (!s->fdstore)
+		return true;
+	gb_record_fd_name(id, k, name, sizeof(name));
+	snprintf(msg, sizeof(msg), "FDSTORE=1\nFDNAME=%s", name);
+	r = sd_pid_notify_with_fds(0, 0, msg, &fd, 1);
+	if (r <= 0)
+		log_warning_errno(r ? r : -ENOTCONN, "cannot hand %s to the service manager: %m",
+				  name);
+	return r > 0;
+}
+
 static int write_request_record(FILE *f, const void *rec)
 {
 	return gb_record_write(rec, f);

@@ -96,6 +96,9 @@ void state_update(State *s, const struct gb_record *rec, const char *what);
 void state_remove(State *s, uint64_t id, unsigned int n_fds);
 /** Only chip @p k's fd leaves the store (that chip is gone). */
 void state_remove_fd(State *s, uint64_t id, unsigned int k);
+/** Chip @p k's fd goes into the store again (that chip came back). True if it did,
+ * or there is no store. */
+bool state_add_fd(State *s, uint64_t id, unsigned int k, int fd);
 
 /** The fds passed in at start, by name; those not ours are closed (logged). */
 void state_passed_collect(State *s, StatePassed *p, uint64_t *max_id);

@@ -441,6 +441,8 @@ Watch *watch_free(Watch *w)
 		return NULL;
 	assert(!w->line && !w->client);
 	state_mark_close(w->mark);
+	free(w->home);
+	free(w->home_chip);
 	flow_done(&w->flow);
 	free(w->path);
 	free(w);
@@ -465,12 +467,52 @@ void watch_chip_gone(Line *l)
 		Watch *w = l->watchers;
 
 		flow_signal(&w->flow, "ChipGone", "s", l->chip->name);
+		/* Where it resumes if the same device comes back (watch_chip_back). */
+		free(w->home);
+		free(w->home_chip);
+		w->home = l->chip->identity ? strdup(l->chip->identity) : NULL;
+		w->home_chip = strdup(l->chip->name);
+		w->home_offset = l->offset;
 		/* Not after a restart: a chip of the same name then may be another one. */
 		watch_unstore(w, true);
 		watch_unlink_line(w);
 		announce_changed(w->broker, w->path, GB_IFACE_WATCH, "ChipGone", NULL);
 	}
 	source_close(l);
+}
+
+int watch_chip_back(Watch *w, Line *l)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	bool fresh = false;
+
+	if (w->line || !w->client)
+		return -EINVAL;
+	if (!l->holder && !l->source) {
+		if (source_open(l, &err) < 0)
+			log_info("line %s:%u: not watched until requested again: %s", l->chip->name,
+				 l->offset, err.message);
+		else
+			fresh = true;
+		sd_bus_error_free(&err);
+	}
+	w->line = l;
+	w->line_next = l->watchers;
+	l->watchers = w;
+	l->n_watchers++;
+	flow_signal(&w->flow, "ChipBack", "ss", w->home_chip ? w->home_chip : "", l->chip->name);
+	free(w->home);
+	free(w->home_chip);
+	w->home = w->home_chip = NULL;
+	watch_store(w);
+	announce_watchers(l);
+	announce_changed(w->broker, w->path, GB_IFACE_WATCH, "Line", "ChipGone", NULL);
+	log_info("watch %s: %s:%u is back (replugged) for %s uid %u", w->path, l->chip->name,
+		 l->offset, w->client->name, (unsigned)w->client->uid);
+	/* The level now, as after any change of source: edges while it was away are
+	 * nobody's to report. */
+	watch_send_initial(w, fresh);
+	return 0;
 }
 
 void watch_revalidate(Broker *b)

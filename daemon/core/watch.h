@@ -54,6 +54,11 @@ struct Watch {
 	uint64_t last_line_seqno;   /* of the source now feeding it: kernel loss per line */
 	bool stored;                /* its record is in the state directory */
 	struct gb_mark *mark;       /* shared with the next broker (record.h), or NULL */
+	/* Since its chip went: that chip's identity (chip.h), to resume on when it
+	 * comes back; NULL if it had none. */
+	char *home;
+	char *home_chip;            /* the chip's name then, for ChipBack */
+	unsigned int home_offset;
 };
 
 /**
@@ -89,6 +94,11 @@ void watch_line_resync(Line *l);
 void watch_client_gone(Client *c);
 /** @p l's chip is gone: its watchers are told, and keep their objects. */
 void watch_chip_gone(Line *l);
+/**
+ * @p w's chip came back (the same identity, at @p l): it watches @p l again, and
+ * its subscriber gets the level (InitialState). The caller checked the policy.
+ */
+int watch_chip_back(Watch *w, Line *l);
 /** After a policy reload: watches it no longer allows end, their owners told why. */
 void watch_revalidate(Broker *b);
 

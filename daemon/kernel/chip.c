@@ -37,6 +37,7 @@ Chip *chip_free(Chip *c)
 	free(c->label);
 	free(c->dev_path);
 	free(c->path);
+	chip_udev_clear(c);
 	free(c);
 	return NULL;
 }
@@ -153,6 +154,7 @@ int chip_new(Broker *b, sd_event *event, Loop *loop, const char *dev_dir, const 
 	c->broker = b;
 	c->loop = loop;
 	c->ops = ops;
+	chip_udev_clear(c);
 	c->name = strdup(name);
 	if (!c->name || asprintf(&c->dev_path, "%s/%s", dev_dir, name) < 0) {
 		c->dev_path = NULL;

@@ -19,6 +19,7 @@
 #include "loop.h"
 #include "line-config.h"
 #include "line-request.h"
+#include "policy.h"
 
 typedef struct ChipOps {
 	/** The kernel's info of @p l changed (already stored in l->info). */
@@ -57,6 +58,18 @@ struct Chip {
 	Loop *loop;                   /* told when the broker changes lines (chip_lines_changed()) */
 	const ChipOps *ops;
 	Line *lines;
+
+	/* What udev says of it (chip-udev.c); all empty where the system has no udev. */
+	char **udev_links;            /* NULL-terminated, or NULL */
+	char **udev_props;            /* "KEY=VALUE", NULL-terminated, or NULL */
+	struct gb_chip_udev udev;     /* the two above, for the policy */
+	const char *by_path;          /* its /dev/gpio/by-path/ link, or "" */
+	const char *by_id;            /* its /dev/gpio/by-id/ link, or "" */
+	const char *serial;           /* ID_SERIAL_SHORT (else ID_SERIAL), or "" */
+	/* The same device when it comes back: its by-id link, else its by-path link,
+	 * else ID_PATH, with its label (the banks of one device share the links).
+	 * NULL: nothing tells this chip from another one. */
+	char *identity;
 };
 
 /**
@@ -72,6 +85,20 @@ int chip_new(Broker *b, sd_event *event, Loop *loop, const char *dev_dir, const 
  * (shared/loop.h) this asks for sd-event's turn at once.
  */
 void chip_lines_changed(Chip *c);
+/**
+ * Read what udev says of @p c (sd-device): its links, properties and identity.
+ * 0 (also where there is no udev, or it knows nothing of the chip: then all is
+ * empty), or -EAGAIN while udev has not finished with a chip it is handling.
+ */
+int chip_read_udev(Chip *c);
+/**
+ * What udev says of the character device open as @p fd: its links and properties
+ * ("KEY=VALUE"), NULL-terminated (NULL where none). 0, -EAGAIN while udev has not
+ * finished with it, or -ENOMEM.
+ */
+int udev_describe_fd(int fd, char ***links, char ***props);
+/** Forget what udev said: all empty (chip_new() starts so). */
+void chip_udev_clear(Chip *c);
 /** Close it. NULL-safe; returns NULL. No line may be held any more. */
 Chip *chip_free(Chip *c);
 

@@ -17,6 +17,7 @@
 #include "chip.h"
 #include "log.h"
 #include "manager.h"
+#include "replug.h"
 #include "request.h"
 #include "watch.h"
 
@@ -58,6 +59,7 @@ static void chip_remove(Chip *c)
 			break;
 		}
 	chip_free(c);
+	manager_policy_chips_changed(b);
 }
 
 /* A node that has just appeared is root's until udev gives it the broker's group
@@ -158,11 +160,28 @@ static int chip_add(Broker *b, const char *name)
 			log_warning_errno(r, "cannot open %s/%s: %m", b->dev_dir, name);
 		return r;
 	}
+	/* Its identity decides which entries cover it and what comes back to it: wait
+	 * for udev to describe it, as for its group, and as long. */
+	if (chip_read_udev(c) == -EAGAIN) {
+		chip_free(c);
+		if (pending_note(b, name))
+			return -EAGAIN;
+		r = chip_new(b, b->event, b->loop, b->dev_dir, name, &chip_ops, &c);
+		if (r < 0)
+			return r;
+		log_warning("%s/%s: udev has not described it in %u s: taken without its identity",
+			    b->dev_dir, name, (unsigned)(NODE_SETTLE_USEC / 1000000));
+	}
 	pending_drop(name);
 	c->next = b->chips;
 	b->chips = c;
+	manager_policy_chips_changed(b);
 	announce_chip_added(c);
-	log_info("chip %s (%s): %u lines", c->name, c->label, c->num_lines);
+	if (c->identity)
+		log_info("chip %s (%s): %u lines, %s", c->name, c->label, c->num_lines, c->identity);
+	else
+		log_info("chip %s (%s): %u lines", c->name, c->label, c->num_lines);
+	replug_chip_added(b, c);
 	return 0;
 }
 

@@ -40,6 +40,11 @@ void manager_chips_stop(Broker *b);
  * the new policy no longer allows are revoked.
  */
 int manager_load_policy(Broker *b, bool initial, sd_bus_error *error);
+/**
+ * A chip came or went: entries that name a chip by identity are checked again
+ * (one that now matches two chips is logged, and its lines refused until then).
+ */
+void manager_policy_chips_changed(Broker *b);
 
 /* restore.c: after a restart. */
 /**

@@ -24,12 +24,13 @@
 #include "request.h"
 #include "watch.h"
 
-/* The checks that need the hardware (shared/policy.h), on the chips present. */
-static int check_against_chips(Broker *b, const struct gb_policy *p, char **errors,
-			       char **warnings)
+static void log_lines(int level, const char *text);
+
+/* The chips present as the policy sees them: -ENOMEM or their number. */
+static int chip_idents(Broker *b, struct gb_chip_ident **ret, const char ***ret_names)
 {
-	_cleanup_free_ struct gb_chip_ident *ids = NULL;
-	_cleanup_free_ const char **names = NULL;
+	struct gb_chip_ident *ids;
+	const char **names;
 	size_t n = 0, total = 0, k = 0;
 
 	for (Chip *c = b->chips; c; c = c->next)
@@ -37,17 +38,52 @@ static int check_against_chips(Broker *b, const struct gb_policy *p, char **erro
 	ids = calloc(n ? n : 1, sizeof(*ids));
 	names = calloc(total ? total : 1, sizeof(*names));
 	if (!ids || !names) {
-		gb_policy_add_error(errors, b->policy_dir, 0, "out of memory");
-		return 1;
+		free(ids);
+		free(names);
+		return -ENOMEM;
 	}
 	n = 0;
 	for (Chip *c = b->chips; c; c = c->next) {
-		ids[n] = (struct gb_chip_ident){ c->name, c->label, c->num_lines, names + k };
+		ids[n] = (struct gb_chip_ident){ c->name, c->label, c->num_lines, names + k,
+						 &c->udev };
 		for (unsigned int i = 0; i < c->num_lines; i++)
 			names[k++] = gpiod_line_info_get_name(c->lines[i].info);
 		n++;
 	}
-	return gb_policy_check_chips(p, ids, n, errors, warnings);
+	*ret = ids;
+	*ret_names = names;
+	return (int)n;
+}
+
+/* The checks that need the hardware (shared/policy.h), on the chips present. */
+static int check_against_chips(Broker *b, struct gb_policy *p, char **errors,
+			       char **warnings)
+{
+	_cleanup_free_ struct gb_chip_ident *ids = NULL;
+	_cleanup_free_ const char **names = NULL;
+	int n = chip_idents(b, &ids, &names);
+
+	if (n < 0) {
+		gb_policy_add_error(errors, b->policy_dir, 0, "out of memory");
+		return 1;
+	}
+	return gb_policy_check_identity(p, ids, n, errors) +
+	       gb_policy_check_chips(p, ids, n, errors, warnings);
+}
+
+void manager_policy_chips_changed(Broker *b)
+{
+	_cleanup_free_ struct gb_chip_ident *ids = NULL;
+	_cleanup_free_ const char **names = NULL;
+	_cleanup_free_ char *errors = NULL;
+	int n = chip_idents(b, &ids, &names);
+
+	if (n < 0 || !b->policy)
+		return;
+	/* A chip that has just come may make an entry by identity match two: its
+	 * lines are then refused, with this message, until one of them goes. */
+	if (gb_policy_check_identity(b->policy, ids, n, &errors) > 0)
+		log_lines(LOG_ERR, errors);
 }
 
 static void emit_all_lines_changed(Broker *b)

@@ -288,8 +288,7 @@ static struct gb_policy *gb_policy_load_into(struct gb_policy *p, const char *di
 
 static bool chip_named(const struct gb_policy_entry *e, const struct gb_chip_ident *c)
 {
-	return e->chip && (fnmatch(e->chip, c->name, 0) == 0 ||
-			   (c->label && fnmatch(e->chip, c->label, 0) == 0));
+	return gb_policy_entry_names_chip(e, c->name, c->label, c->udev);
 }
 
 static int cmp_uint(const void *a, const void *b)
@@ -385,3 +384,46 @@ int gb_policy_check_chips(const struct gb_policy *p, const struct gb_chip_ident 
 	return n;
 }
 
+/* Entries by identity single out one chip (policy-chip.c). */
+int gb_policy_check_identity(struct gb_policy *p, const struct gb_chip_ident *chips,
+			     size_t n_chips, char **errors)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < p->n_entries; i++) {
+		struct gb_policy_entry *e = &p->entries[i];
+		const struct gb_chip_ident *first = NULL;
+		char msg[512];
+		size_t hits = 0;
+
+		free(e->ambiguous);
+		e->ambiguous = NULL;
+		if (!e->chip || e->chip_by == GB_CHIP_BY_NAME)
+			continue;
+		for (size_t k = 0; k < n_chips; k++) {
+			if (!gb_policy_entry_names_chip(e, chips[k].name, chips[k].label, chips[k].udev))
+				continue;
+			if (++hits == 1) {
+				first = &chips[k];
+				continue;
+			}
+			if (hits > 2)
+				continue;
+			snprintf(msg, sizeof(msg),
+				 "[%s %s]: chip = %s matches both %s (%s) and %s (%s); name one "
+				 "chip (a /dev/gpio/by-id/ or by-path/ link, or more udev properties): "
+				 "its lines are unusable until then",
+				 e->group ? "group" : "line", e->name, e->chip, first->name,
+				 first->label ? first->label : "", chips[k].name,
+				 chips[k].label ? chips[k].label : "");
+		}
+		if (hits < 2)
+			continue;
+		gb_policy_add_error(errors, e->file, e->lineno, "%s", msg);
+		/* For the lines' own refusal, with where it comes from. */
+		if (asprintf(&e->ambiguous, "%s:%u: %s", e->file, e->lineno, msg) < 0)
+			e->ambiguous = NULL;
+		n++;
+	}
+	return n;
+}

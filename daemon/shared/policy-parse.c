@@ -297,7 +297,7 @@ enum {
 	K_CHIP, K_OFFSET, K_OFFSETS, K_LINE_NAME, K_USERS, K_GROUPS, K_DIRECTIONS,
 	K_DIRECTION_MAY_CHANGE, K_EDGES, K_BIAS, K_DRIVE, K_PERSISTENT, K_LABEL_PREFIX,
 	K_SAFE_STATE, K_INITIAL_VALUE, K_ROOT_BYPASS, K_WATCH_USERS, K_WATCH_GROUPS,
-	K_MAX_WATCHERS, K_DIRECT,
+	K_MAX_WATCHERS, K_DIRECT, K_RESTORE_ON_REPLUG,
 };
 
 static const struct {
@@ -317,6 +317,7 @@ static const struct {
 	{ "bias", K_BIAS, 3 },
 	{ "drive", K_DRIVE, 3 },
 	{ "persistent", K_PERSISTENT, 3 },
+	{ "restore-on-replug", K_RESTORE_ON_REPLUG, 3 },
 	{ "label-prefix", K_LABEL_PREFIX, 3 },
 	{ "safe-state", K_SAFE_STATE, 3 },
 	{ "initial-value", K_INITIAL_VALUE, 3 },
@@ -359,9 +360,14 @@ static int set_key(struct parser *p, const char *key, char *value)
 	}
 
 	switch (id) {
-	case K_CHIP:
-		e->chip = strdup(value);
-		break;
+	case K_CHIP: {
+		char msg[400];
+
+		r = gb_policy_parse_chip(e, value, msg, sizeof(msg));
+		if (r == -EINVAL)
+			ERR(p, "%s", msg);
+		return r;
+	}
 	case K_LINE_NAME:
 		e->line_name = strdup(value);
 		break;
@@ -412,6 +418,8 @@ static int set_key(struct parser *p, const char *key, char *value)
 		return parse_bool(p, key, value, &e->direction_may_change);
 	case K_PERSISTENT:
 		return parse_bool(p, key, value, &e->persistent);
+	case K_RESTORE_ON_REPLUG:
+		return parse_bool(p, key, value, &e->restore_on_replug);
 	case K_DIRECT:
 		return parse_bool(p, key, value, &e->direct);
 	case K_ROOT_BYPASS:
@@ -539,6 +547,10 @@ static int end_section(struct parser *p)
 		    e->group ? "group" : "line", e->name);
 	if (e->direct)
 		check_direct(p, e, in && out);
+	/* Only a persistent request outlives its chip, to be made again. */
+	if (e->restore_on_replug && !e->persistent)
+		ERR(p, "[%s %s]: 'restore-on-replug' needs persistent = yes",
+		    e->group ? "group" : "line", e->name);
 	p->line = line;
 
 	if (p->n_errors == before) {

@@ -44,6 +44,10 @@ void gb_policy_entry_clear(struct gb_policy_entry *e)
 	free(e->name);
 	free(e->line_name);
 	free(e->chip);
+	for (size_t i = 0; i < e->n_chip_props; i++)
+		free(e->chip_props[i]);
+	free(e->chip_props);
+	free(e->ambiguous);
 	free(e->offsets);
 	free(e->uids);
 	free(e->gids);
@@ -194,8 +198,7 @@ static bool entry_covers(const struct gb_policy_entry *e, const struct gb_line_i
 {
 	if (e->line_name)
 		return l->line_name && strcmp(e->line_name, l->line_name) == 0;
-	if (fnmatch(e->chip, l->chip_name, 0) != 0 &&
-	    (!l->chip_label || fnmatch(e->chip, l->chip_label, 0) != 0))
+	if (!gb_policy_entry_names_chip(e, l->chip_name, l->chip_label, l->chip_udev))
 		return false;
 	for (size_t i = 0; i < e->n_offsets; i++)
 		if (e->offsets[i] == l->offset)
@@ -230,6 +233,11 @@ const struct gb_policy_entry *gb_policy_match(const struct gb_policy *p,
 			return NULL;
 		}
 		found = &p->entries[i];
+	}
+	if (found && found->ambiguous) {
+		if (ambiguous)
+			snprintf(ambiguous, size, "%s", found->ambiguous);
+		return NULL;
 	}
 	return found;
 }

@@ -30,16 +30,37 @@ enum gb_safe_state {
 	GB_SAFE_OUTPUT_HIGH,
 };
 
+/* How an entry names its chip (gpiod-broker.policy(5), "chip"). */
+enum gb_chip_by {
+	GB_CHIP_BY_NAME,  /* gpiochipN or label */
+	GB_CHIP_BY_LINK,  /* /dev/gpio/by-path/... or /dev/gpio/by-id/... */
+	GB_CHIP_BY_PROPS, /* ID_SERIAL_SHORT=..., ... */
+};
+
+/* What udev says of a chip (sd-device), where the system has udev. */
+struct gb_chip_udev {
+	const char *const *links; /* its /dev symlinks, NULL-terminated, or NULL */
+	const char *const *props; /* its properties as "KEY=VALUE", NULL-terminated, or NULL */
+};
+
 struct gb_policy_entry {
 	char *file;             /* where it was defined, for messages */
 	unsigned int lineno;
 	bool group;             /* [group NAME] rather than [line ALIAS] */
 	char *name;             /* the alias (line) or group name */
 
-	/* which lines: a kernel line name, or a chip (name or label, fnmatch glob)
-	 * with offsets */
+	/* which lines: a kernel line name, or a chip with offsets. The chip is named
+	 * as chip_by says: its name or label (fnmatch glob), one of its /dev/gpio/by-*
+	 * links (glob), or udev properties (chip_props, "KEY=GLOB" each, all of them
+	 * to match). chip is the value as written, for messages and duplicates. */
 	char *line_name;
 	char *chip;
+	enum gb_chip_by chip_by;
+	char **chip_props;
+	size_t n_chip_props;
+	/* Set while the chips present make a chip_by identity match more than one
+	 * chip (gb_policy_check_identity): the message, and its lines are unusable. */
+	char *ambiguous;
 	unsigned int *offsets;
 	size_t n_offsets;
 
@@ -66,6 +87,9 @@ struct gb_policy_entry {
 	unsigned int biases;     /* GB_BIT(enum gpiod_line_bias); AS_IS always included */
 	unsigned int drives;     /* GB_BIT(enum gpiod_line_drive); PUSH_PULL always included */
 	bool persistent;
+	/* a persistent request of these lines is made again when its chip comes back
+	 * (the same identity: by-id, by-path or ID_PATH, and label) */
+	bool restore_on_replug;
 	char *label_prefix;
 	/* the holder may have the kernel line-request fds (Request option "direct");
 	 * the parser allows it only where the entry already allows every setting the
@@ -106,6 +130,7 @@ struct gb_chip_ident {
 	const char *label;
 	unsigned int num_lines;
 	const char *const *line_names; /* num_lines of them, each may be NULL */
+	const struct gb_chip_udev *udev; /* NULL: nothing known */
 };
 
 /** Who is calling, as the bus says. */
@@ -122,6 +147,7 @@ struct gb_line_ident {
 	const char *chip_label;
 	unsigned int offset;
 	const char *line_name; /* may be NULL or "" */
+	const struct gb_chip_udev *chip_udev; /* NULL: nothing known */
 };
 
 /** The largest policy file read, and the largest etc/passwd or etc/group of an image. */
@@ -184,6 +210,22 @@ struct gb_policy *gb_policy_load_from(const char *dir, const char *sysroot, char
  */
 int gb_policy_check_chips(const struct gb_policy *p, const struct gb_chip_ident *chips,
 			  size_t n_chips, char **errors, char **warnings);
+/**
+ * Where an entry names its chip by identity (a /dev/gpio/by-* link or udev
+ * properties), it must match one chip of those present: one that matches two is
+ * an error naming both, appended to @p errors, and the entry's lines are unusable
+ * (gb_policy_match() says why) until the chips or the policy change. Called at load
+ * and whenever a chip comes or goes. Returns the number of such entries.
+ */
+int gb_policy_check_identity(struct gb_policy *p, const struct gb_chip_ident *chips,
+			     size_t n_chips, char **errors);
+/** Does @p e name this chip (any way chip_by says)? False for a line-name entry. */
+bool gb_policy_entry_names_chip(const struct gb_policy_entry *e, const char *name,
+				const char *label, const struct gb_chip_udev *udev);
+/** Parse the value of "chip" into @p e. -EINVAL with a message in @p err, or -ENOMEM. */
+int gb_policy_parse_chip(struct gb_policy_entry *e, const char *value, char *err, size_t size);
+/** The value of udev property @p key in @p u, or NULL. */
+const char *gb_chip_udev_get(const struct gb_chip_udev *u, const char *key);
 /**
  * The uid or gid of @p name in the image's @p file (etc/passwd, etc/group): 1 and
  * *@p id, 0 if it has no such name, or -EIO if the file cannot be used (why is in

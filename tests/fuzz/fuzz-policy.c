@@ -36,10 +36,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{
 			/* The checks against present chips, on what the parser made. */
 			const char *const names[] = { NULL, "reset", "led", NULL };
-			const struct gb_chip_ident chip = { "gpiochip0", "gpio-sim", 4, names };
+			const char *const links[] = { "/dev/gpio/by-path/platform-gpio-sim.0", NULL };
+			const char *const props[] = { "ID_PATH=platform-gpio-sim.0", "ID_SERIAL_SHORT=A1",
+						      NULL };
+			const struct gb_chip_udev udev = { links, props };
+			const struct gb_chip_ident chip[2] = {
+				{ .name = "gpiochip0", .label = "gpio-sim", .udev = &udev, .num_lines = 4,
+				  .line_names = names },
+				{ .name = "gpiochip1", .label = "gpio-sim", .udev = &udev, .num_lines = 4,
+				  .line_names = names },
+			};
 			char *warnings = NULL;
 
-			gb_policy_check_chips(p, &chip, 1, &errors, &warnings);
+			gb_policy_check_identity(p, chip, 2, &errors);
+			gb_policy_check_chips(p, chip, 2, &errors, &warnings);
 			free(warnings);
 		}
 	}

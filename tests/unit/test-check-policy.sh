@@ -38,10 +38,11 @@ for f in "$here"/../../policy/examples/*; do
 done
 
 run --check-policy="$work/examples" --root="$work/root"
-desc="the shipped examples: exit 0, no problem at all (every user and group in the snippet)"
-check test "$rc" = 0 -a ! -s "$work/out"
+desc="the shipped examples: exit 0, no problem at all (every user and group in the snippet), the two chips by identity noted as the target's"
+check test "$rc" = 0 -a "$(grep -vc ': note: \[group usb-[a-z]*\]: chip = .* is resolved on the target' "$work/out")" = 0 \
+	-a "$(grep -c . "$work/out")" = 2
 desc="the summary counts the examples' entries"
-check grep -q ': valid: 5 entries, 0 errors, 0 warnings' "$work/err"
+check grep -q ': valid: 7 entries, 0 errors, 0 warnings' "$work/err"
 
 # Without the snippet's users: warnings naming file:line, still exit 0.
 mkdir -p "$work/bare/etc"
@@ -49,7 +50,7 @@ echo "root:x:0:0:root:/root:/bin/sh" > "$work/bare/etc/passwd"
 echo "root:x:0:" > "$work/bare/etc/group"
 run --check-policy="$work/examples" --root="$work/bare"
 desc="unknown users and groups are warnings (file:line: warning:), exit 0"
-check test "$rc" = 0 -a "$(grep -c '^[^:]*\.conf:[0-9]*: warning: unknown \(user\|group\)' "$work/out")" = 5
+check test "$rc" = 0 -a "$(grep -c '^[^:]*\.conf:[0-9]*: warning: unknown \(user\|group\)' "$work/out")" = 8
 
 run --check-policy="$work/examples" --root="$work/nonexistent"
 desc="a root that does not exist is an error, not an image without users"
@@ -90,7 +91,7 @@ mkdir -p "$work/root/etc/gpiod-broker/policy.d" "$work/root/opt/pol"
 install -m 0644 "$work"/examples/*.conf "$work/root/etc/gpiod-broker/policy.d/"
 run --check-policy --root="$work/root"
 desc="--root alone checks SYSROOT/etc/gpiod-broker/policy.d, whatever the build's sysconfdir"
-check grep -qx "$work/root/etc/gpiod-broker/policy.d: valid: 5 entries, 0 errors, 0 warnings" "$work/err"
+check grep -qx "$work/root/etc/gpiod-broker/policy.d: valid: 7 entries, 0 errors, 0 warnings" "$work/err"
 run --check-policy --policy-dir=/opt/pol --root="$work/root"
 desc="--policy-dir with --root names the directory in the image"
 check grep -qx "$work/root/opt/pol: valid: 0 entries, 0 errors, 0 warnings" "$work/err"
@@ -190,4 +191,17 @@ check test "$rc" = 1 -a "$(cat "$work/out")" = "$d/20-fifo.conf: not a regular f
 $d/30-zero.conf: not a regular file (symbolic link)
 $d/40-sock.conf: not a regular file (socket)
 $d/50-big.conf: larger than 1 MiB"
+
+# A chip named by identity is the target's: noted, not an error, with --root.
+mkdir -p "$work/ident"
+printf '[line relay]\nchip = /dev/gpio/by-id/usb-FTDI_FT232H_A1-if00\noffset = 0\nusers = root\ndirections = output\npersistent = yes\nrestore-on-replug = yes\n\n[group inputs]\nchip = ID_VENDOR_ID=0403, ID_SERIAL_SHORT=B7\noffsets = 0-3\nusers = root\ndirections = input\n' \
+	> "$work/ident/10-usb.conf"
+run --check-policy="$work/ident" --root="$work/root"
+desc="--root: entries by a /dev/gpio/by-id link and by udev properties are valid, each noted as resolved on the target"
+check test "$rc" = 0 -a "$(cat "$work/out")" = "$work/ident/10-usb.conf:1: note: [line relay]: chip = /dev/gpio/by-id/usb-FTDI_FT232H_A1-if00 is resolved on the target, by udev, when the broker starts and as chips come and go
+$work/ident/10-usb.conf:9: note: [group inputs]: chip = ID_VENDOR_ID=0403, ID_SERIAL_SHORT=B7 is resolved on the target, by udev, when the broker starts and as chips come and go"
+printf '[line relay]\nchip = /dev/gpiochip0\noffset = 0\nusers = root\ndirections = output\n' > "$work/ident/10-usb.conf"
+run --check-policy="$work/ident" --root="$work/root"
+desc="--root: a chip path that is not a /dev/gpio/by-* link is an error at its line"
+check test "$rc" = 1 -a "$(cat "$work/out")" = "$work/ident/10-usb.conf:2: 'chip' = '/dev/gpiochip0': a path must be a link under /dev/gpio/by-path/ or /dev/gpio/by-id/ (or name the chip gpiochipN, by label, or by udev properties, KEY=VALUE)"
 echo "1..$n"

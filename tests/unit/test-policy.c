@@ -120,6 +120,19 @@ static const struct {
 	{ "[line a]\nchip = c\noffset = 1\nusers = 1\n", "t.conf:1: [line a]: 'directions' is required" },
 	{ "[line a]\nchip = c\noffset = 1\ndirections = input\n", "t.conf:1: [line a]: nobody may use it" },
 	{ "[line a]\nusers = 1\ndirections = input\n", "t.conf:1: [line a]: which line?" },
+	{ "[line a]\nchip = /dev/gpiochip0\noffset = 1\nusers = 1\ndirections = input\n",
+	  "t.conf:2: 'chip' = '/dev/gpiochip0': a path must be a link under /dev/gpio/by-path/ or "
+	  "/dev/gpio/by-id/" },
+	{ "[line a]\nchip = /dev/gpio/by-id/\noffset = 1\nusers = 1\ndirections = input\n",
+	  "t.conf:2: 'chip' = '/dev/gpio/by-id/': a path must be a link" },
+	{ "[line a]\nchip = id_path=x\noffset = 1\nusers = 1\ndirections = input\n",
+	  "t.conf:2: 'chip': 'id_path=x' is not a udev property match (KEY=VALUE, the key in capitals" },
+	{ "[line a]\nchip = ID_PATH=\noffset = 1\nusers = 1\ndirections = input\n",
+	  "t.conf:2: 'chip': 'ID_PATH=' is not a udev property match" },
+	{ "[line a]\nchip = ID_VENDOR_ID=0403,\noffset = 1\nusers = 1\ndirections = input\n",
+	  "t.conf:2: 'chip' has an empty item in 'ID_VENDOR_ID=0403,'" },
+	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\nrestore-on-replug = yes\n",
+	  "t.conf:1: [line a]: 'restore-on-replug' needs persistent = yes" },
 	{ "[line a]\nline-name = x\nchip = c\noffset = 1\nusers = 1\ndirections = input\n",
 	  "t.conf:1: [line a]: give either line-name or chip and offset, not both" },
 	{ "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = input\ndirection-may-change = yes\n",
@@ -368,7 +381,9 @@ START_TEST(test_check_chips)
 		"[line d]\nchip = gpiochip0\noffset = 1\nusers = 1\ndirections = input\n"
 		"[group e]\nchip = gpiochip0\noffsets = 9, 2-7, 12\nusers = 1\ndirections = input\n";
 	const char *const names[] = { NULL, "led", NULL, NULL };
-	const struct gb_chip_ident chips[] = { { "gpiochip0", "sim-a", 4, names } };
+	const struct gb_chip_ident chips[] = {
+		{ .name = "gpiochip0", .label = "sim-a", .num_lines = 4, .line_names = names },
+	};
 	char *errors, *warnings = NULL;
 	int n;
 	struct gb_policy *p = parse(text, &errors, &n);
@@ -391,6 +406,88 @@ START_TEST(test_check_chips)
 	ck_assert_ptr_null(warnings);
 	gb_policy_free(p);
 	free(errors);
+}
+END_TEST
+
+/* Chips by identity: a /dev/gpio/by-* link or udev properties name the chip
+ * whatever its number, and must single one out. */
+START_TEST(test_chip_identity)
+{
+	const char *text =
+		"[line relay]\nchip = /dev/gpio/by-id/usb-FTDI_FT232H_A1-if00\noffset = 1\n"
+		"users = 1\ndirections = output\npersistent = yes\nrestore-on-replug = yes\n"
+		"[line door]\nchip = ID_VENDOR_ID=0403, ID_SERIAL_SHORT=B*\noffset = 2\nusers = 1\n"
+		"directions = input\n"
+		"[group hdr]\nchip = /dev/gpio/by-path/platform-*\noffsets = 0-1\nusers = 1\n"
+		"directions = input\n";
+	const char *const links_a[] = { "/dev/gpio/by-id/usb-FTDI_FT232H_A1-if00",
+					"/dev/gpio/by-path/pci-0000:00:14.0-usb-0:2:1.0", NULL };
+	const char *const props_a[] = { "ID_VENDOR_ID=0403", "ID_SERIAL_SHORT=A1", NULL };
+	const char *const links_b[] = { "/dev/gpio/by-id/usb-FTDI_FT232H_B7-if00", NULL };
+	const char *const props_b[] = { "ID_VENDOR_ID=0403", "ID_SERIAL_SHORT=B7", NULL };
+	const char *const links_c[] = { "/dev/gpio/by-path/platform-gpio-sim.0", NULL };
+	const char *const links_d[] = { "/dev/gpio/by-path/platform-gpio-sim.1", NULL };
+	const struct gb_chip_udev a = { links_a, props_a }, b = { links_b, props_b },
+				  c = { links_c, NULL }, d = { links_d, NULL };
+	struct gb_chip_ident chips[] = {
+		{ .name = "gpiochip7", .label = "ftdi-cbus", .udev = &a, .num_lines = 4 },
+		{ .name = "gpiochip3", .label = "ftdi-cbus", .udev = &b, .num_lines = 4 },
+		{ .name = "gpiochip0", .label = "sim", .udev = &c, .num_lines = 4 },
+		{ .name = "gpiochip1", .label = "sim", .udev = &d, .num_lines = 4 },
+	};
+	struct gb_line_ident l = { .chip_name = "gpiochip9", .chip_label = "ftdi-cbus",
+				   .chip_udev = &a, .offset = 1 };
+	const struct gb_policy_entry *e;
+	char *errors = NULL, msg[600];
+	int n;
+	struct gb_policy *p = parse(text, &errors, &n);
+
+	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
+	ck_assert_int_eq(p->entries[0].chip_by, GB_CHIP_BY_LINK);
+	ck_assert(p->entries[0].restore_on_replug);
+	ck_assert_int_eq(p->entries[1].chip_by, GB_CHIP_BY_PROPS);
+	ck_assert_uint_eq(p->entries[1].n_chip_props, 2);
+
+	/* The link follows the device, whatever its number; its name does not count. */
+	e = gb_policy_match(p, &l, msg, sizeof(msg));
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(e->name, "relay");
+	l.chip_udev = &b;
+	ck_assert_ptr_null(gb_policy_match(p, &l, msg, sizeof(msg)));
+	/* Every property must match (a glob each): the B board's line 2 only. */
+	l.offset = 2;
+	e = gb_policy_match(p, &l, msg, sizeof(msg));
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(e->name, "door");
+	l.chip_udev = &a;
+	ck_assert_ptr_null(gb_policy_match(p, &l, msg, sizeof(msg)));
+	/* Nothing known of the chip (no udev): an entry by identity matches nothing. */
+	l.chip_udev = NULL;
+	ck_assert_ptr_null(gb_policy_match(p, &l, msg, sizeof(msg)));
+	ck_assert_str_eq(msg, "");
+
+	/* Each entry singles out one chip: fine. */
+	ck_assert_int_eq(gb_policy_check_identity(p, chips, 3, &errors), 0);
+	ck_assert_ptr_null(errors);
+	/* A second chip matching the by-path glob: an error naming both, at the entry,
+	 * and its lines are refused with it until the chips change. */
+	ck_assert_int_eq(gb_policy_check_identity(p, chips, 4, &errors), 1);
+	ck_assert_msg(strstr(errors, "t.conf:13: [group hdr]: chip = /dev/gpio/by-path/platform-* "
+			     "matches both gpiochip0 (sim) and gpiochip1 (sim)"), "%s", errors);
+	l = (struct gb_line_ident){ .chip_name = "gpiochip0", .chip_label = "sim", .chip_udev = &c };
+	ck_assert_ptr_null(gb_policy_match(p, &l, msg, sizeof(msg)));
+	ck_assert_msg(strstr(msg, "t.conf:13: [group hdr]: chip = ") && strstr(msg, "unusable"), "%s", msg);
+	free(errors);
+	errors = NULL;
+	ck_assert_int_eq(gb_policy_check_identity(p, chips, 3, &errors), 0);
+	ck_assert_ptr_nonnull(gb_policy_match(p, &l, msg, sizeof(msg)));
+	/* The property entry matching both boards is just as much an error. */
+	chips[0].udev = &b;
+	ck_assert_int_eq(gb_policy_check_identity(p, chips, 2, &errors), 1);
+	ck_assert_msg(strstr(errors, "t.conf:8: [line door]: chip = ID_VENDOR_ID=0403, ID_SERIAL_SHORT=B* "
+			     "matches both gpiochip7 (ftdi-cbus) and gpiochip3 (ftdi-cbus)"), "%s", errors);
+	free(errors);
+	gb_policy_free(p);
 }
 END_TEST
 
@@ -722,6 +819,7 @@ int main(void)
 	tcase_add_test(tc, test_direct);
 	tcase_add_test(tc, test_unknown_names);
 	tcase_add_test(tc, test_check_chips);
+	tcase_add_test(tc, test_chip_identity);
 	tcase_add_test(tc, test_nul_byte);
 	tcase_add_test(tc, test_load);
 	tcase_add_test(tc, test_matrix);

@@ -216,6 +216,129 @@ t_hotplug_remove() {
 }
 check "hot-plug: the chip removed through configfs disappears from the bus, the others stay" t_hotplug_remove
 
+# --- chips by identity, and replug ----------------------------------------------------
+
+# gbrep's device keeps its platform id (gpio-sim.N) while it is unplugged ("live" 0)
+# and plugged back, as a USB expander keeps its serial; its gpiochip number is the
+# kernel's next free one each time.
+rep_dev=$(sim_chip_add gbrep:4)
+rep_pdev=$(cat "$GB_SIM_CONFIGFS/gbrep/dev_name")
+rep_link=/dev/gpio/by-path/platform-$rep_pdev
+rep_value() { cat "/sys/devices/platform/$rep_pdev/$(sim_chip_dev gbrep)/sim_gpio$1/value"; }
+chip_prop() {
+	busctl --system get-property org.gpiodbroker1 "/org/gpiodbroker1/chip/$1" \
+		org.gpiodbroker1.Chip "$2" | sed 's/^s "\(.*\)"$/\1/'
+}
+t_identity() {
+	wait_until 15 chip_listed gbrep || return 1
+	echo "gbrep is $rep_dev ($rep_pdev); links: $(ls -l /dev/gpio/by-path/ 2>&1 | tail -n +2)"
+	echo "ByPath=$(chip_prop "$rep_dev" ByPath) ById=$(chip_prop "$rep_dev" ById) Serial=$(chip_prop "$rep_dev" Serial)"
+	as_user gpiobrokerctl detect
+	[ "$(readlink -f "$rep_link")" = "/dev/$rep_dev" ] && [ "$(chip_prop "$rep_dev" ByPath)" = "$rep_link" ] &&
+		as_user gpiobrokerctl detect | grep -q "^$rep_dev \[gbrep\] (4 lines) by-path=platform-$rep_pdev\$"
+}
+check "identity: udev links a gpio-sim chip as $rep_link (the broker's rule on systemd < 259); the Chip's ByPath and gpiobrokerctl detect say so" t_identity
+
+cat > /etc/gpiod-broker/policy.d/40-replug.conf <<EOF
+[line relay]
+chip = $rep_link
+offset = 0
+users = gb-user
+directions = output
+persistent = yes
+restore-on-replug = yes
+
+[line motor]
+chip = ID_PATH=platform-$rep_pdev
+offset = 1
+users = gb-user
+directions = output
+persistent = yes
+
+[line contact]
+chip = ID_PATH=platform-$rep_pdev
+offset = 2
+users = gb-user
+watch-users = gb-user
+directions = input
+EOF
+chmod 644 /etc/gpiod-broker/policy.d/40-replug.conf
+watch_lines() { grep -c . "$T/replug-watch" 2>/dev/null || echo 0; }
+t_replug() {
+	systemctl reload "$unit" || return 1
+	as_user gpiobrokerctl set -C replug-relay relay=1 || return 1
+	as_user gpiobrokerctl set -C replug-motor motor=1 || return 1
+	sim_pull gbrep 2 pull-up
+	as_user gpiobrokerctl watch contact > "$T/replug-watch" 2> "$T/replug-watch.err" &
+	watcher=$!
+	wait_until 10 eval '[ "$(watch_lines)" -ge 1 ]' || { cat "$T/replug-watch"; return 1; }
+	echo "before: relay $(rep_value 0), motor $(rep_value 1), on $rep_dev"
+	[ "$(rep_value 0)" = 1 ] && [ "$(rep_value 1)" = 1 ] || return 1
+	since=$(date +%s)
+	# Unplugged; another chip takes its number; plugged back under a new one.
+	echo 0 > "$GB_SIM_CONFIGFS/gbrep/live"
+	wait_until 15 eval '! chip_listed gbrep' || return 1
+	other=$(sim_chip_add gbother:2) || return 1
+	echo 1 > "$GB_SIM_CONFIGFS/gbrep/live"
+	new_dev=$(sim_chip_dev gbrep)
+	echo "gbother took $other; gbrep came back as $new_dev"
+	[ "$new_dev" != "$rep_dev" ] || return 1
+	wait_until 15 eval '[ "$(rep_value 0)" = 1 ]' || echo "relay not driven again"
+	wait_until 10 eval '[ "$(watch_lines)" -ge 2 ]'
+	# A new gpio-sim chip pulls its lines down: an edge is a pull-up.
+	sim_pull gbrep 2 pull-up
+	wait_until 10 eval '[ "$(watch_lines)" -ge 3 ]'
+	kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null
+	echo "after: relay $(rep_value 0), motor $(rep_value 1); the watcher printed:"; cat "$T/replug-watch"
+	echo "and on stderr:"; cat "$T/replug-watch.err"
+	as_user gpiobrokerctl find relay; as_user gpiobrokerctl find contact
+	journalctl -u "$unit" --since "@$since" --no-pager -q
+	[ "$(rep_value 0)" = 1 ] && [ "$(rep_value 1)" = 0 ] || return 1
+	as_user gpiobrokerctl find relay | grep -q "$new_dev" || return 1
+	# The stable link names the chip for -c, whatever its number.
+	as_user gpiobrokerctl get -c "$rep_link" 0 || return 1
+	as_user gpiobrokerctl get -c "$rep_link" 0 | grep -q '=active$' || return 1
+	[ "$(watch_lines)" -ge 3 ] || return 1
+	# Its level again, then the edge, on the chip's new number.
+	sed -n 2p "$T/replug-watch" | grep -q "initial	contact	$new_dev:2	value=0" &&
+		sed -n 3p "$T/replug-watch" | grep -q "rising	contact	$new_dev:2" &&
+		grep -q "chip $rep_dev was unplugged; waiting for $rep_link to come back" "$T/replug-watch.err" &&
+		grep -q "$rep_link is back, as $new_dev" "$T/replug-watch.err" || return 1
+	journalctl -b MESSAGE_ID=b2224597093946d88d71cf875ceba39c --no-pager -q | grep -q 'replug-relay' &&
+		journalctl -u "$unit" --since "@$since" --no-pager -q |
+			grep -q 'replug-motor.*stays released: its entry does not say restore-on-replug'
+}
+check "replug: the chip back under a new number; alias and access follow (by-path, ID_PATH); restore-on-replug drives the relay again, the motor stays released; the watcher resumes with its level and edges" t_replug
+
+t_ambiguous() {
+	d=$(mktemp -d)
+	printf '[group pair]\nchip = ID_PATH=platform-gpio-sim.*\noffsets = 1\nusers = gb-user\ndirections = input\n' \
+		> /etc/gpiod-broker/policy.d/45-ambiguous.conf
+	chmod 644 /etc/gpiod-broker/policy.d/45-ambiguous.conf
+	gpiod-broker --check-policy > "$d/out" 2>&1; rc=$?
+	cat "$d/out"
+	since=$(date +%s)
+	systemctl reload "$unit"; rrc=$?
+	journalctl -u "$unit" --since "@$since" --no-pager -q > "$d/reload"
+	cat "$d/reload"
+	rm -f /etc/gpiod-broker/policy.d/45-ambiguous.conf
+	systemctl reload "$unit" || return 1
+	[ "$rc" = 1 ] && grep -q '45-ambiguous.conf:1: \[group pair\]: chip = ID_PATH=platform-gpio-sim.\* matches both' "$d/out" &&
+		[ "$rrc" != 0 ] && grep -q '45-ambiguous.conf:1: \[group pair\]: .* matches both' "$d/reload"
+}
+check "identity: a udev match on two chips is an error naming both, in --check-policy (exit 1) and at reload (refused)" t_ambiguous
+
+t_replug_cleanup() {
+	as_user gpiobrokerctl requests > "$T/requests" || return 1
+	cat "$T/requests"
+	for id in $(grep -e replug- "$T/requests" | cut -f1); do as_user gpiobrokerctl release "$id" || return 1; done
+	rm -f /etc/gpiod-broker/policy.d/40-replug.conf
+	systemctl reload "$unit" || return 1
+	sim_chip_remove gbother && sim_chip_remove gbrep &&
+		wait_until 15 eval '! chip_listed gbrep && ! chip_listed gbother'
+}
+check "replug: requests released, policy and chips removed" t_replug_cleanup
+
 # --- reload ------------------------------------------------------------------------
 
 t_reload() {
@@ -375,7 +498,8 @@ t_journal() {
 	# messages about the kills above are not the broker's), less the errors of the
 	# broken policy t_reload_rejected provoked on purpose.
 	journalctl -b _SYSTEMD_UNIT="$unit" -p warning --no-pager -q -o short-monotonic |
-		grep -v -e '30-broken.conf' -e 'policy in /etc/gpiod-broker/policy.d rejected' \
+		grep -v -e '30-broken.conf' -e '45-ambiguous.conf' -e 'policy in /etc/gpiod-broker/policy.d rejected' \
+			-e '"replug-motor"): chip gpiochip[0-9]* is gone' -e '"replug-relay"): chip gpiochip[0-9]* is gone' \
 			-e 'busctl\[[0-9]*\]: Call failed: policy rejected' > "$T/warnings"
 	cat "$T/warnings"
 	[ ! -s "$T/warnings" ]
