@@ -237,6 +237,15 @@ Watch *watch_find(Broker *b, const char *path)
 	return b->watches ? hashmap_get(b->watches, path) : NULL;
 }
 
+/* Among @p l's watchers (watch_unlink_line() undoes it). */
+static void watch_link_line(Watch *w, Line *l)
+{
+	w->line = l;
+	w->line_next = l->watchers;
+	l->watchers = w;
+	l->n_watchers++;
+}
+
 /* A live watch of @p l for @p c under @p id, not yet recorded. -ENOMEM. */
 static int watch_make(Broker *b, Client *c, Line *l, uint64_t id, Watch **ret)
 {
@@ -260,10 +269,7 @@ static int watch_make(Broker *b, Client *c, Line *l, uint64_t id, Watch **ret)
 	w->client = c;
 	w->client_next = c->watches;
 	c->watches = w;
-	w->line = l;
-	w->line_next = l->watchers;
-	l->watchers = w;
-	l->n_watchers++;
+	watch_link_line(w, l);
 	announce_object_added(b, w->path);
 	announce_watchers(l);
 	*ret = TAKE_PTR(w);
@@ -327,24 +333,34 @@ int watch_new(Broker *b, Client *c, Line *l, Watch **ret, struct gb_event *initi
 	return 0;
 }
 
-int watch_adopt(Broker *b, Client *c, Line *l, uint64_t id)
+/* A watch that comes to a line without asking (a restart, a replug): the broker's
+ * own request of it if nobody holds it. True if that request is new. */
+static bool source_open_or_wait(Line *l)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
+	bool fresh = false;
+
+	if (l->holder || l->source)
+		return false;
+	if (source_open(l, &err) < 0)
+		/* Kept, as on a hand-over: its level comes when the line is free again. */
+		log_info("line %s:%u: not watched until requested again: %s", l->chip->name,
+			 l->offset, err.message);
+	else
+		fresh = true;
+	sd_bus_error_free(&err);
+	return fresh;
+}
+
+int watch_adopt(Broker *b, Client *c, Line *l, uint64_t id)
+{
 	uint64_t unsent = 0, src = 0, lseq = 0;
 	bool fresh = false, existed = false, have;
 	struct gb_event initial;
 	Watch *w;
 	int r;
 
-	if (!l->holder && !l->source) {
-		if (source_open(l, &err) < 0)
-			/* Kept, as on a hand-over: its level comes when the line is free again. */
-			log_info("line %s:%u: not watched until requested again: %s", l->chip->name,
-				 l->offset, err.message);
-		else
-			fresh = true;
-		sd_bus_error_free(&err);
-	}
+	fresh = source_open_or_wait(l);
 	r = watch_make(b, c, l, id, &w);
 	if (r < 0) {
 		if (fresh && !l->n_watchers)
@@ -483,23 +499,12 @@ void watch_chip_gone(Line *l)
 
 int watch_chip_back(Watch *w, Line *l)
 {
-	sd_bus_error err = SD_BUS_ERROR_NULL;
-	bool fresh = false;
+	bool fresh;
 
 	if (w->line || !w->client)
 		return -EINVAL;
-	if (!l->holder && !l->source) {
-		if (source_open(l, &err) < 0)
-			log_info("line %s:%u: not watched until requested again: %s", l->chip->name,
-				 l->offset, err.message);
-		else
-			fresh = true;
-		sd_bus_error_free(&err);
-	}
-	w->line = l;
-	w->line_next = l->watchers;
-	l->watchers = w;
-	l->n_watchers++;
+	fresh = source_open_or_wait(l);
+	watch_link_line(w, l);
 	flow_signal(&w->flow, "ChipBack", "ss", w->home_chip ? w->home_chip : "", l->chip->name);
 	free(w->home);
 	free(w->home_chip);

@@ -163,12 +163,10 @@ static int chip_add(Broker *b, const char *name)
 	/* Its identity decides which entries cover it and what comes back to it: wait
 	 * for udev to describe it, as for its group, and as long. */
 	if (chip_read_udev(c) == -EAGAIN) {
-		chip_free(c);
-		if (pending_note(b, name))
+		if (pending_note(b, name)) {
+			chip_free(c);
 			return -EAGAIN;
-		r = chip_new(b, b->event, b->loop, b->dev_dir, name, &chip_ops, &c);
-		if (r < 0)
-			return r;
+		}
 		log_warning("%s/%s: udev has not described it in %u s: taken without its identity",
 			    b->dev_dir, name, (unsigned)(NODE_SETTLE_USEC / 1000000));
 	}
