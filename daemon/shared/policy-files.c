@@ -348,6 +348,7 @@ int gb_policy_check_chips(const struct gb_policy *p, const struct gb_chip_ident 
 				.chip_label = chips[k].label,
 				.offset = i,
 				.line_name = chips[k].line_names ? chips[k].line_names[i] : NULL,
+				.chip_udev = chips[k].udev,
 			};
 			char msg[700];
 

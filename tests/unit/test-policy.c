@@ -487,6 +487,17 @@ START_TEST(test_chip_identity)
 	ck_assert_msg(strstr(errors, "t.conf:8: [line door]: chip = ID_VENDOR_ID=0403, ID_SERIAL_SHORT=B* "
 			     "matches both gpiochip7 (ftdi-cbus) and gpiochip3 (ftdi-cbus)"), "%s", errors);
 	free(errors);
+	errors = NULL;
+	gb_policy_free(p);
+
+	/* A line covered by an entry by identity and by one by name: seen with the chips. */
+	p = parse("[line a]\nchip = /dev/gpio/by-path/platform-gpio-sim.0\noffset = 1\nusers = 1\n"
+		  "directions = input\n[line b]\nchip = sim\noffset = 1\nusers = 1\ndirections = input\n",
+		  &errors, &n);
+	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
+	ck_assert_int_eq(gb_policy_check_chips(p, &chips[2], 1, &errors, NULL), 1);
+	ck_assert_msg(strstr(errors, "t.conf:6: gpiochip0:1 is covered by both [line a]"), "%s", errors);
+	free(errors);
 	gb_policy_free(p);
 }
 END_TEST
