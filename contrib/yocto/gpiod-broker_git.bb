@@ -68,6 +68,7 @@ FILES:${PN} = " \
     ${nonarch_libdir}/sysusers.d/gpiod-broker.conf \
     ${nonarch_libdir}/systemd/catalog/gpiod-broker.catalog \
     ${nonarch_base_libdir}/udev/rules.d/90-gpiod-broker.rules \
+    ${nonarch_base_libdir}/udev/rules.d/61-gpiod-broker-gpiochip.rules \
     ${datadir}/dbus-1/system-services/org.gpiodbroker1.service \
     ${datadir}/dbus-1/system.d/org.gpiodbroker1.conf \
 "
