@@ -12,6 +12,7 @@
  *              into the plain structs below; no verb calls sd-bus itself
  *   caller.c   the caller's uid and groups as the bus recorded them (the same rank
  *              as bus.c: neither calls the other)
+ *   policy-status.c  Manager.PolicyStatus, with the edge actions (bus.c's rank too)
  *   resolve.c  the argument resolver: lines by alias, name, CHIP:OFFSET, path or
  *              -c CHIP with offsets; requests by id or path; errors about lines
  *   evloop.c   the event loop of monitor, watch and notify (the same rank as
@@ -214,14 +215,21 @@ void bus_get_access(const char *line_path, struct access *a);
 
 /* Manager.PolicyStatus: its keys in the broker's order, each with a value of one
  * of the types below (type 0: another, named by @signature). */
+/* One edge action of the policy, as "actions" in PolicyStatus has it. */
+struct action_status {
+	char *name, *line, *trigger, *unit, *state;
+	uint64_t fired, suppressed, last_usec;
+};
 struct status_value {
 	char *key, *str, *signature;
-	char type; /* 's' (also 'o'), 'b', 'u', 'i', 't', 'a' (as) */
+	char type; /* 's' (also 'o'), 'b', 'u', 'i', 't', 'a' (as), 'A' (the actions) */
 	bool b;
 	int64_t i;
 	uint64_t u;
 	char **strv;
 	size_t n_strv;
+	struct action_status *actions;
+	size_t n_actions;
 };
 struct policy_status {
 	struct status_value *values;

@@ -106,13 +106,28 @@ static void print_usec_time(uint64_t usec)
 		printf("%s", buf);
 }
 
+/* One action a line: what it does, how often it fired, and whether it is at work. */
+static void print_actions_text(const struct status_value *v)
+{
+	if (!v->n_actions)
+		printf(" none");
+	for (size_t k = 0; k < v->n_actions; k++) {
+		const struct action_status *a = &v->actions[k];
+
+		printf("\n  %s: %s %s -> %s; fired %" PRIu64 ", suppressed %" PRIu64 ", last ",
+		       a->name, a->line, a->trigger, a->unit, a->fired, a->suppressed);
+		print_usec_time(a->last_usec);
+		printf("; %s", a->state);
+	}
+}
+
 /* "policy KEY: VALUE" per key; lists (errors, warnings) one item a line. */
 static void print_policy_text(const struct policy_status *ps)
 {
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct status_value *v = &ps->values[i];
 
-		printf(v->type == 'a' ? "policy %s:" : "policy %s: ", v->key);
+		printf(v->type == 'a' || v->type == 'A' ? "policy %s:" : "policy %s: ", v->key);
 		if (v->type == 's')
 			printf("%s", v->str);
 		else if (v->type == 'b')
@@ -125,6 +140,8 @@ static void print_policy_text(const struct policy_status *ps)
 			printf("%" PRIu64, v->u);
 		else if (v->type == 'a' && !v->n_strv)
 			printf(" none");
+		else if (v->type == 'A')
+			print_actions_text(v);
 		else if (v->type != 'a')
 			printf("(type %s)", v->signature);
 		for (size_t k = 0; v->type == 'a' && k < v->n_strv; k++)
@@ -180,6 +197,18 @@ static json_t *status_value_json(const struct status_value *v)
 		a = json_array();
 		for (size_t k = 0; k < v->n_strv; k++)
 			jpush(&a, jstr(v->strv[k]));
+		return a;
+	case 'A':
+		a = json_array();
+		for (size_t k = 0; k < v->n_actions; k++) {
+			const struct action_status *x = &v->actions[k];
+
+			jpush(&a, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "name", jstr(x->name),
+					    "line", jstr(x->line), "trigger", jstr(x->trigger),
+					    "unit", jstr(x->unit), "fired", ju64(x->fired),
+					    "suppressed", ju64(x->suppressed), "last_fired",
+					    ju64(x->last_usec), "state", jstr(x->state)));
+		}
 		return a;
 	default:
 		return json_null();
