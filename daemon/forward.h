@@ -19,5 +19,7 @@ typedef struct ReqChip ReqChip;       /* core/request.h */
 typedef struct ReqLine ReqLine;       /* core/request.h */
 typedef struct Watch Watch;           /* core/watch.h */
 typedef struct WatchSource WatchSource; /* core/watch.c */
+typedef struct LineTap LineTap;       /* kernel/chip.h: an observer inside the broker */
+typedef struct Action Action;         /* core/action.h */
 
 #endif

@@ -43,6 +43,8 @@ static const char *arg_state_dir = NULL;
 static bool arg_check_policy = false;
 static const char *arg_check_dir = NULL;
 static const char *arg_root = NULL;
+static bool arg_polkit_rules = false;
+static const char *arg_polkit_user = "gpiod-broker";
 static unsigned int arg_event_window = GB_FLOW_DEFAULT_WINDOW;
 static unsigned int arg_event_queue = GB_FLOW_DEFAULT_QUEUE;
 static uint64_t arg_stall_usec = GB_CONN_DEFAULT_STALL_USEC;
@@ -80,7 +82,11 @@ static void help(void)
 	       "                         any error\n"
 	       "     --root=SYSROOT      with --check-policy: an image's policy, read in it\n"
 	       "                         (DIR default SYSROOT/etc/gpiod-broker/policy.d), users\n"
-	       "                         and groups from its etc, no chips checked\n\n"
+	       "                         and groups from its etc, no chips checked, the edge\n"
+	       "                         actions' units looked for in it\n"
+	       "     --polkit-rules[=USER]  print the polkit rule that lets USER (default\n"
+	       "                         gpiod-broker) start, stop or restart the units the\n"
+	       "                         policy's edge actions name, and nothing else\n\n"
 	       "SIGHUP reloads the policy; SIGTERM releases every line and exits. Killed or\n"
 	       "crashed under systemd, the broker leaves its lines as they are and the next\n"
 	       "one takes them over (fd store).\n",
@@ -120,7 +126,8 @@ static int parse_argv(int argc, char **argv)
 {
 	enum { ARG_VERSION = 0x100, ARG_BUS, ARG_LOG_LEVEL, ARG_DEV_DIR, ARG_POLICY_DIR,
 	       ARG_STATE_DIR, ARG_MAX_REQUESTS, ARG_MAX_LINES, ARG_MAX_PERSISTENT,
-	       ARG_EVENT_WINDOW, ARG_EVENT_QUEUE, ARG_CHECK_POLICY, ARG_ROOT, ARG_STALL_TIMEOUT };
+	       ARG_EVENT_WINDOW, ARG_EVENT_QUEUE, ARG_CHECK_POLICY, ARG_ROOT, ARG_STALL_TIMEOUT,
+	       ARG_POLKIT_RULES };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -137,6 +144,7 @@ static int parse_argv(int argc, char **argv)
 		{ "stall-timeout", required_argument, NULL, ARG_STALL_TIMEOUT },
 		{ "check-policy", optional_argument, NULL, ARG_CHECK_POLICY },
 		{ "root", required_argument, NULL, ARG_ROOT },
+		{ "polkit-rules", optional_argument, NULL, ARG_POLKIT_RULES },
 		{}
 	};
 	int c, l;
@@ -225,12 +233,17 @@ static int parse_argv(int argc, char **argv)
 		case ARG_ROOT:
 			arg_root = optarg;
 			break;
+		case ARG_POLKIT_RULES:
+			arg_polkit_rules = true;
+			if (optarg)
+				arg_polkit_user = optarg;
+			break;
 		default:
 			return -EINVAL;
 		}
 	}
-	if (arg_root && !arg_check_policy) {
-		log_error("--root is for --check-policy only");
+	if (arg_root && !arg_check_policy && !arg_polkit_rules) {
+		log_error("--root is for --check-policy and --polkit-rules only");
 		return -EINVAL;
 	}
 	if (optind < argc) {
@@ -334,13 +347,10 @@ static void identity_notes(const struct gb_policy *p, char **notes)
 }
 
 /* --check-policy: the daemon's parser and checks, offline. */
-static int check_policy(void)
+/* The policy directory --check-policy and --polkit-rules read. */
+static char *offline_policy_dir(void)
 {
-	_cleanup_free_ char *errors = NULL, *warnings = NULL, *notes = NULL, *dir = NULL;
-	struct gb_chip_ident *chips = NULL;
-	struct gb_policy *p = NULL;
-	size_t n_chips = 0, entries = 0;
-	unsigned int n_err, n_warn;
+	char *dir = NULL;
 
 	if (arg_check_dir) {
 		dir = strdup(arg_check_dir);
@@ -357,6 +367,42 @@ static int check_policy(void)
 	} else {
 		dir = strdup(arg_policy_dir);
 	}
+	return dir;
+}
+
+/* --polkit-rules: the rule that lets the broker's user run its actions' jobs. */
+static int polkit_rules(void)
+{
+	_cleanup_free_ char *errors = NULL, *dir = offline_policy_dir();
+	struct gb_policy *p;
+	int r;
+
+	if (!dir)
+		return log_error_errno(ENOMEM, "out of memory");
+	p = gb_policy_load_from(dir, arg_root, &errors, NULL);
+	if (!p) {
+		print_problems(errors, NULL);
+		fflush(stdout);
+		fprintf(stderr, "%s: the policy has errors: no rule made\n", dir);
+		return 1;
+	}
+	r = gb_policy_actions_polkit(p, arg_polkit_user, dir, stdout);
+	fflush(stdout);
+	fprintf(stderr, "%s: a rule for %zu action%s, for user %s\n", dir, p->n_actions,
+		p->n_actions == 1 ? "" : "s", arg_polkit_user);
+	gb_policy_free(p);
+	return r < 0 ? 1 : 0;
+}
+
+static int check_policy(void)
+{
+	_cleanup_free_ char *errors = NULL, *warnings = NULL, *notes = NULL;
+	_cleanup_free_ char *dir = offline_policy_dir();
+	struct gb_chip_ident *chips = NULL;
+	struct gb_policy *p = NULL;
+	size_t n_chips = 0, entries = 0;
+	unsigned int n_err, n_warn;
+
 	if (!dir)
 		return log_error_errno(ENOMEM, "out of memory");
 	/* With an image, the loader looks for it there (and a missing one is an error). */
@@ -615,6 +661,9 @@ int main(int argc, char **argv)
 	r = parse_argv(argc, argv);
 	if (r <= 0)
 		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	/* --check-policy=DIR only says where the policy is, for --polkit-rules. */
+	if (arg_polkit_rules)
+		return polkit_rules();
 	if (arg_check_policy)
 		return check_policy();
 	b.dev_dir = (char *)arg_dev_dir;

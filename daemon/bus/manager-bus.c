@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "access.h"
+#include "action.h"
 #include "broker.h"
 #include "bus.h"
 #include "chip.h"
@@ -127,6 +128,8 @@ static int get_policy_status(sd_bus *bus, const char *path, const char *iface, c
 		r = append_strv_entry(reply, "errors", st->errors);
 	if (r >= 0)
 		r = append_strv_entry(reply, "warnings", st->warnings);
+	if (r >= 0)
+		r = actions_append_status(b, reply);
 	return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 

@@ -68,6 +68,8 @@ struct Broker {
 	Hashmap *watches;         /* object path -> Watch; made with the first */
 	uint64_t next_watch_id;
 
+	Action *actions;          /* the policy's edge actions at work (action.h) */
+
 	char *policy_dir;
 	struct gb_policy *policy; /* never NULL: empty means deny all (but root) */
 	struct policy_status policy_status;

@@ -35,6 +35,13 @@ int direct_check_request(Broker *b, const struct gb_caller *caller, unsigned int
 						 "its edges to its owner alone, so it takes only a line "
 						 "nobody watches", what, lines[i]->n_watchers);
 		}
+		if (lines[i]->taps) {
+			line_describe(lines[i], what, sizeof(what));
+			return gb_bus_error_setf(error, GB_ERROR_BUSY,
+						 "line %s has an edge action in the policy: a direct "
+						 "request leaves its edges to its owner alone, so it "
+						 "takes only a line no action observes", what);
+		}
 	}
 	return 0;
 }

@@ -81,8 +81,17 @@ static unsigned int reqchip_lines(const ReqChip *rc, unsigned int *offsets,
 
 	for (unsigned int i = 0; i < req->n_lines; i++)
 		if (req->lines[i].rc == rc) {
+			const Line *l = req->lines[i].line;
+
 			offsets[n] = req->lines[i].offset;
-			configs[n++] = req->lines[i].config;
+			configs[n] = req->lines[i].config;
+			/* An edge action observes the line through its holder: the kernel
+			 * reports every edge of an input, and the owner gets those it asked
+			 * for (reqchip_on_edges()). */
+			if (l && l->taps && configs[n].direction == GPIOD_LINE_DIRECTION_INPUT &&
+			    !req->direct)
+				configs[n].edge = GPIOD_LINE_EDGE_BOTH;
+			n++;
 		}
 	return n;
 }
@@ -181,6 +190,12 @@ static int line_index(Request *req, ReqChip *rc, unsigned int offset)
  * (global seqno), and a gap means its buffer overflowed; the broker says so with
  * EventsLost. Each subscriber's events pass through its own bounded queue (flow.h):
  * a client that does not keep up loses its own events, counted, and delays nobody. */
+static bool owner_asked(const struct gb_line_config *c, bool rising)
+{
+	return c->edge == GPIOD_LINE_EDGE_BOTH ||
+	       c->edge == (rising ? GPIOD_LINE_EDGE_RISING : GPIOD_LINE_EDGE_FALLING);
+}
+
 static void reqchip_on_edges(void *userdata, const struct gb_edge *ev, int n)
 {
 	ReqChip *rc = userdata;
@@ -210,8 +225,10 @@ static void reqchip_on_edges(void *userdata, const struct gb_edge *ev, int n)
 		if (idx < 0)
 			continue;
 		e.index = (uint32_t)idx;
-		/* Edges stamped before the owner's initial state are already in it. */
-		if (!req->since_valid || ev[i].timestamp_ns > req->since_ns)
+		/* Edges stamped before the owner's initial state are already in it; those
+		 * it did not ask for are there for an edge action only. */
+		if ((!req->since_valid || ev[i].timestamp_ns > req->since_ns) &&
+		    owner_asked(&req->lines[idx].config, ev[i].rising))
 			flow_push_edge(&req->flow, &e);
 		if (req->lines[idx].line)
 			watch_fan_out(req->lines[idx].line, &ev[i]);

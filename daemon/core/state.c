@@ -250,18 +250,17 @@ static int write_watch_record(FILE *f, const void *rec)
 	return gb_watch_record_write(rec, f);
 }
 
-static int write_file(State *s, const char *kind, uint64_t id,
-		      int (*write)(FILE *f, const void *rec), const void *rec)
+int state_write_file(State *s, const char *name, int (*write)(FILE *f, const void *rec),
+		     const void *rec)
 {
-	char name[64], tmp[64];
+	char tmp[256];
 	FILE *f;
 	int fd, e;
 
 	e = state_dir_check(s);
 	if (e < 0)
 		return e;
-	state_file_name(kind, id, "", false, name, sizeof(name));
-	state_file_name(kind, id, "", true, tmp, sizeof(tmp));
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
 	/* Left by a write cut short: gone, so that what is written is a new file of
 	 * ours, never one found there. */
 	(void)unlinkat(s->dfd, tmp, 0);
@@ -287,6 +286,15 @@ static int write_file(State *s, const char *kind, uint64_t id,
 		return e;
 	}
 	return 0;
+}
+
+static int write_file(State *s, const char *kind, uint64_t id,
+		      int (*write)(FILE *f, const void *rec), const void *rec)
+{
+	char name[64];
+
+	state_file_name(kind, id, "", false, name, sizeof(name));
+	return state_write_file(s, name, write, rec);
 }
 
 static int write_record(State *s, const struct gb_record *rec)

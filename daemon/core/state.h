@@ -37,6 +37,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <systemd/sd-event.h>
 
 #include "record.h"
@@ -49,6 +50,14 @@ typedef struct State {
 	bool unsafe;     /* the last check found the directory unsafe (logged) */
 	sd_event_source *shrunk; /* a mapped mark shrank (state_guard_marks) */
 } State;
+
+/**
+ * Write state file @p name (a name of the broker's own, no '/') with @p write, whole
+ * or not at all (a temporary file renamed over it), in a directory checked first.
+ * 0 or -errno.
+ */
+int state_write_file(State *s, const char *name, int (*write)(FILE *f, const void *rec),
+		     const void *rec);
 
 /** A file descriptor systemd passed in at start (LISTEN_FDS) that may be ours. */
 struct state_fd {

@@ -91,6 +91,10 @@ static int source_open(Line *l, sd_bus_error *error)
 	gb_line_config_init(&cfg);
 	cfg.direction = GPIOD_LINE_DIRECTION_INPUT;
 	cfg.edge = GPIOD_LINE_EDGE_BOTH;
+	/* An edge action may need a pull on a button nobody else holds. */
+	for (LineTap *t = l->taps; t; t = t->next)
+		if (t->bias != GPIOD_LINE_BIAS_AS_IS)
+			cfg.bias = t->bias;
 	r = lreq_request(&s->lreq, l->chip->gc, WATCH_CONSUMER, 1, &l->offset, &cfg);
 	if (r >= 0)
 		chip_lines_changed(l->chip);
@@ -201,6 +205,10 @@ void watch_fan_out(Line *l, const struct gb_edge *ev)
 			continue; /* already in its initial state */
 		flow_push_edge(&w->flow, &e);
 	}
+	for (LineTap *t = l->taps, *next; t; t = next) {
+		next = t->next;
+		t->on_edge(t, ev);
+	}
 }
 
 static void announce_watchers(Line *l)
@@ -217,7 +225,7 @@ void watch_line_resync(Line *l)
 {
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 
-	if (!l->n_watchers)
+	if (!l->n_watchers && !l->taps)
 		return;
 	if (!l->holder && !l->source && source_open(l, &err) < 0) {
 		/* Watchers stay; they hear the level again when someone requests it. */
@@ -228,6 +236,10 @@ void watch_line_resync(Line *l)
 	}
 	for (Watch *w = l->watchers; w; w = w->line_next)
 		watch_send_initial(w, true);
+	for (LineTap *t = l->taps, *next; t; t = next) {
+		next = t->next;
+		t->on_resync(t);
+	}
 }
 
 /* --- Watch objects ----------------------------------------------------------- */
@@ -405,7 +417,7 @@ static void watch_unlink_line(Watch *w)
 	l->n_watchers--;
 	w->line = NULL;
 	w->line_next = NULL;
-	if (!l->n_watchers)
+	if (!l->n_watchers && !l->taps)
 		source_close(l);
 	announce_watchers(l);
 }
@@ -494,7 +506,63 @@ void watch_chip_gone(Line *l)
 		watch_unlink_line(w);
 		announce_changed(w->broker, w->path, GB_IFACE_WATCH, "ChipGone", NULL);
 	}
+	while (l->taps) {
+		LineTap *t = l->taps;
+
+		l->taps = t->next;
+		t->next = NULL;
+		t->line = NULL;
+		t->on_gone(t);
+	}
 	source_close(l);
+}
+
+/* --- the broker's own observers ---------------------------------------------- */
+
+int watch_tap_add(LineTap *t, Line *l, sd_bus_error *error)
+{
+	t->line = l;
+	t->next = l->taps;
+	l->taps = t;
+	if (l->holder && l->holder_lreq && l->holder_lreq->shared)
+		return gb_bus_error_setf(error, GB_ERROR_BUSY,
+					 "line %s:%u is held by a direct request, whose owner reads "
+					 "its edges from the kernel itself", l->chip->name, l->offset);
+	if (!l->holder && !l->source)
+		return source_open(l, error);
+	return 0;
+}
+
+void watch_tap_remove(LineTap *t)
+{
+	Line *l = t->line;
+
+	if (!l)
+		return;
+	for (LineTap **pp = &l->taps; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	t->next = NULL;
+	t->line = NULL;
+	if (!l->n_watchers && !l->taps)
+		source_close(l);
+}
+
+int watch_line_level(Line *l, bool *high, uint64_t *mono_ns)
+{
+	bool ts_valid;
+	uint64_t ts;
+	int r = read_level(l, high, &ts, &ts_valid);
+
+	gb_clock_now(GPIOD_LINE_CLOCK_MONOTONIC, mono_ns);
+	if (r < 0)
+		return r;
+	/* The holder's active-low inverts what the kernel reports; this is the wire. */
+	if (l->holder_config && l->holder_config->active_low)
+		*high = !*high;
+	return 0;
 }
 
 int watch_chip_back(Watch *w, Line *l)

@@ -99,6 +99,18 @@ void watch_chip_gone(Line *l);
  * its subscriber gets the level (InitialState). The caller checked the policy.
  */
 int watch_chip_back(Watch *w, Line *l);
+/**
+ * @p t observes @p l from now on (kernel/chip.h, LineTap): the broker requests the
+ * line itself if nobody holds it. The tap stays on the line even when that fails
+ * (the line is busy outside the broker, or an output): it hears on_resync() when the
+ * line can be read again. 0, or the bus error that says why it is not observed now.
+ */
+int watch_tap_add(LineTap *t, Line *l, sd_bus_error *error);
+/** @p t leaves its line (NULL-safe as to the line). */
+void watch_tap_remove(LineTap *t);
+/** The line's physical level now (the holder's active-low undone), and the monotonic
+ * time. 0, -ENODATA (nothing holds it to read it from), or -errno. */
+int watch_line_level(Line *l, bool *high, uint64_t *mono_ns);
 /** After a policy reload: watches it no longer allows end, their owners told why. */
 void watch_revalidate(Broker *b);
 

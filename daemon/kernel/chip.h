@@ -28,6 +28,21 @@ typedef struct ChipOps {
 	void (*gone)(Chip *c);
 } ChipOps;
 
+/*
+ * An observer inside the broker of a line's edges (an edge action, core/action.c):
+ * told each edge the line's watchers get, whoever holds the line, and when the
+ * source of edges changed (edges in between are nobody's) or the chip went.
+ * Edges come as the holder's request reports them (its active-low, its clock).
+ */
+struct LineTap {
+	LineTap *next;
+	Line *line;
+	enum gpiod_line_bias bias;    /* for the broker's own request of the line */
+	void (*on_edge)(LineTap *t, const struct gb_edge *ev);
+	void (*on_resync)(LineTap *t);
+	void (*on_gone)(LineTap *t);  /* the chip went; the tap is off the line already */
+};
+
 struct Line {
 	Chip *chip;
 	unsigned int offset;
@@ -42,6 +57,7 @@ struct Line {
 
 	Watch *watchers;              /* read-only subscribers (core/watch.c) */
 	unsigned int n_watchers;
+	LineTap *taps;                /* the broker's own observers (core/action.c) */
 	WatchSource *source;          /* the broker's own request while nobody holds it */
 };
 

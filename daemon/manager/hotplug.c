@@ -13,6 +13,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include "action.h"
 #include "announce.h"
 #include "chip.h"
 #include "log.h"
@@ -38,7 +39,8 @@ static const ChipOps chip_ops = {
 static void line_changed(Line *l)
 {
 	announce_line_changed(l);
-	if (l->n_watchers && !l->holder && !l->source && !gpiod_line_info_is_used(l->info))
+	if ((l->n_watchers || l->taps) && !l->holder && !l->source &&
+	    !gpiod_line_info_is_used(l->info))
 		watch_line_resync(l);
 }
 
@@ -180,6 +182,7 @@ static int chip_add(Broker *b, const char *name)
 	else
 		log_info("chip %s (%s): %u lines", c->name, c->label, c->num_lines);
 	replug_chip_added(b, c);
+	actions_bind(b);
 	return 0;
 }
 

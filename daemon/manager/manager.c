@@ -8,9 +8,11 @@
  */
 #include "manager.h"
 
+#include "action.h"
 #include <errno.h>
 #include <stdlib.h>
 
+#include "action.h"
 #include "announce.h"
 #include "client.h"
 #include "line-request.h"
@@ -95,7 +97,9 @@ void manager_done(Broker *b)
 	Watch *w;
 	size_t i;
 
-	/* Watches first: a line a request lets go of is then not taken for them. */
+	/* Actions and watches first: a line a request lets go of is then not taken for
+	 * them. */
+	actions_free_all(b);
 	while (b->watches && (i = 0, w = hashmap_iterate(b->watches, &i, NULL)))
 		watch_close(w, "broker shutting down");
 	/* SIGTERM releases everything: every request goes back to the kernel. */

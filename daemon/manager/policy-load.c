@@ -14,6 +14,7 @@
 
 #include "bus-error.h"
 #include "access.h"
+#include "action.h"
 #include "announce.h"
 #include "chip.h"
 #include "journal.h"
@@ -217,6 +218,9 @@ int manager_load_policy(Broker *b, bool initial, sd_bus_error *error)
 		b->policy = p;
 		revalidate_requests(b);
 		watch_revalidate(b);
+		/* At start they begin after the restore (manager_restore()). */
+		if (!initial)
+			actions_apply(b);
 		gb_policy_free(old);
 		emit_all_lines_changed(b);
 	} else {

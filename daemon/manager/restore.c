@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "action.h"
 #include "chip.h"
 #include "client.h"
 #include "journal.h"
@@ -369,4 +370,7 @@ void manager_restore(Broker *b)
 	for (size_t i = 0; i < n_ids; i++)
 		restore_watch(b, ids[i]);
 	free(ids);
+	/* Last: an action's line may be one a restored request holds, whose edges it then
+	 * reads through that request rather than asking the kernel for the line. */
+	actions_apply(b);
 }

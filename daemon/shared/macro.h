@@ -9,6 +9,7 @@
 #ifndef GB_MACRO_H
 #define GB_MACRO_H
 
+#include <stddef.h>
 #include <stdlib.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -19,6 +20,8 @@ static inline void freep(void *p) { free(*(void **)p); }
 #define _cleanup_free_ _cleanup_(freep)
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+/* The struct that holds @p ptr as its @p member. */
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
 /* Take ownership out of a _cleanup_ variable. */
 #define TAKE_PTR(p) ({ __typeof__(p) _tp = (p); (p) = NULL; _tp; })

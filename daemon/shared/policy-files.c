@@ -71,7 +71,7 @@ int gb_policy_finish(struct gb_policy *p, char **errors)
 				n++;
 			}
 		}
-	return n;
+	return n + gb_policy_actions_finish(p, errors);
 }
 
 static int load_file(struct gb_policy *p, int dirfd, const char *dir, const char *name,
@@ -269,6 +269,8 @@ static struct gb_policy *gb_policy_load_into(struct gb_policy *p, const char *di
 	free(names);
 	closedir(d);
 	nerr += names_errors(&p->passwd, errors) + names_errors(&p->group, errors);
+	if (r >= 0 && !nerr && p->sysroot_fd >= 0)
+		nerr += gb_policy_actions_check_units(p, p->sysroot_fd, errors);
 	if (p->sysroot_fd >= 0) {
 		close(p->sysroot_fd);
 		p->sysroot_fd = -1;

@@ -37,8 +37,9 @@ struct parser {
 	unsigned int line;
 	char **errors;
 	int n_errors;
-	enum { SEC_NONE, SEC_BROKER, SEC_ENTRY } section;
+	enum { SEC_NONE, SEC_BROKER, SEC_ENTRY, SEC_ACTION } section;
 	struct gb_policy_entry cur;
+	struct gb_policy_action act;
 	unsigned long seen;  /* keys seen in this section (bit per key) */
 	bool broker_seen;
 };
@@ -336,6 +337,14 @@ static int set_key(struct parser *p, const char *key, char *value)
 	unsigned int v;
 	bool b;
 
+	if (p->section == SEC_ACTION) {
+		char msg[400];
+
+		r = gb_policy_action_set_key(&p->act, key, value, &p->seen, msg, sizeof(msg));
+		if (r == -EINVAL)
+			ERR(p, "%s", msg);
+		return r;
+	}
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
 		if (strcmp(keys[i].name, key) == 0) {
 			if (!(keys[i].sections & where)) {
@@ -458,16 +467,6 @@ static int set_key(struct parser *p, const char *key, char *value)
 	return r;
 }
 
-static bool valid_name(const char *s)
-{
-	if (!isalpha((unsigned char)*s))
-		return false;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && !strchr("-_.", *s))
-			return false;
-	return true;
-}
-
 /* The kernel fd lets its holder set any direction, edge, bias and drive, and the
  * kernel has no way to take it back: "direct" is accepted only where the entry
  * already allows all of that, so the fd gives away nothing the policy withholds. */
@@ -506,8 +505,15 @@ static int end_section(struct parser *p)
 	int before = p->n_errors;
 	bool out, in;
 
+	if (p->section == SEC_ACTION) {
+		int n = gb_policy_action_end(p->policy, &p->act, p->errors);
+
+		if (n < 0)
+			return n;
+		p->n_errors += n;
+	}
 	if (p->section != SEC_ENTRY)
-		goto done;
+		goto done; /* [broker] and [action] are checked as they are read */
 	/* Errors about the section as a whole point at its header. */
 	p->line = e->lineno;
 	out = e->directions & GB_BIT(GPIOD_LINE_DIRECTION_OUTPUT);
@@ -563,6 +569,7 @@ static int end_section(struct parser *p)
 		memset(e, 0, sizeof(*e));
 	}
 done:
+	gb_policy_action_clear(&p->act);
 	gb_policy_entry_clear(e);
 	memset(e, 0, sizeof(*e));
 	p->section = SEC_NONE;
@@ -575,7 +582,7 @@ static int begin_section(struct parser *p, char *hdr)
 	char *close = strchr(hdr, ']'), *kind, *name;
 
 	if (!close || trim(close + 1)[0]) {
-		ERR(p, "a section header is '[line NAME]', '[group NAME]' or '[broker]'");
+		ERR(p, "a section header is '[line NAME]', '[group NAME]', '[action NAME]' or '[broker]'");
 		return -EINVAL;
 	}
 	*close = '\0';
@@ -598,14 +605,18 @@ static int begin_section(struct parser *p, char *hdr)
 		p->section = SEC_BROKER;
 		return 0;
 	}
-	if (strcmp(kind, "line") != 0 && strcmp(kind, "group") != 0) {
-		ERR(p, "unknown section kind '%s' (line, group or broker)", kind);
+	if (strcmp(kind, "line") != 0 && strcmp(kind, "group") != 0 && strcmp(kind, "action") != 0) {
+		ERR(p, "unknown section kind '%s' (line, group, action or broker)", kind);
 		return -EINVAL;
 	}
-	if (!valid_name(name)) {
+	if (!gb_policy_valid_name(name)) {
 		ERR(p, "'%s' is not a valid %s name (a letter, then letters, digits, '-', '_', '.')",
 		    name, kind);
 		return -EINVAL;
+	}
+	if (strcmp(kind, "action") == 0) {
+		p->section = SEC_ACTION;
+		return gb_policy_action_begin(&p->act, name, p->file, p->line);
 	}
 	p->section = SEC_ENTRY;
 	p->cur.group = strcmp(kind, "group") == 0;
@@ -656,6 +667,7 @@ int gb_policy_parse(struct gb_policy *policy, const char *name, const char *text
 				p.section = SEC_NONE;
 				gb_policy_entry_clear(&p.cur);
 				memset(&p.cur, 0, sizeof(p.cur));
+				gb_policy_action_clear(&p.act);
 				p.section = -1; /* skip keys until the next valid header */
 			}
 			continue;
@@ -681,6 +693,7 @@ int gb_policy_parse(struct gb_policy *policy, const char *name, const char *text
 		r = end_section(&p);
 	}
 	gb_policy_entry_clear(&p.cur);
+	gb_policy_action_clear(&p.act);
 	return r < 0 ? r : p.n_errors;
 }
 

@@ -56,6 +56,16 @@ void gb_policy_entry_clear(struct gb_policy_entry *e)
 	free(e->label_prefix);
 }
 
+bool gb_policy_valid_name(const char *s)
+{
+	if (!isalpha((unsigned char)*s))
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("-_.", *s))
+			return false;
+	return true;
+}
+
 void gb_policy_free(struct gb_policy *p)
 {
 	if (!p)
@@ -63,6 +73,14 @@ void gb_policy_free(struct gb_policy *p)
 	for (size_t i = 0; i < p->n_entries; i++)
 		gb_policy_entry_clear(&p->entries[i]);
 	free(p->entries);
+	/* Freed here, not by policy-action.c, which calls this file. */
+	for (size_t i = 0; i < p->n_actions; i++) {
+		free(p->actions[i].file);
+		free(p->actions[i].name);
+		free(p->actions[i].line);
+		free(p->actions[i].unit);
+	}
+	free(p->actions);
 	free(p->sysroot);
 	if (p->sysroot_fd >= 0)
 		close(p->sysroot_fd);

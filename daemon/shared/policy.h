@@ -16,9 +16,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "line-config.h"
+#include "trigger.h"
 
 /* Bit sets over the libgpiod enums: bit (1 << enum value). */
 #define GB_BIT(v) (1u << (v))
@@ -101,6 +103,26 @@ struct gb_policy_entry {
 	int initial_value;       /* -1: none */
 };
 
+/* What an edge action does with its unit (org.freedesktop.systemd1.Manager). */
+enum gb_action_job {
+	GB_JOB_START,
+	GB_JOB_STOP,
+	GB_JOB_RESTART,
+};
+
+/* [action NAME]: an edge of a line starts, stops or restarts a systemd unit, with no
+ * program in between (gpiod-broker.policy(5), "ACTIONS"). */
+struct gb_policy_action {
+	char *file;
+	unsigned int lineno;
+	char *name;
+	char *line;        /* an alias, a kernel line name, or CHIP:OFFSET, as written */
+	struct gb_trigger_config trigger;
+	enum gpiod_line_bias bias; /* AS_IS: as the line is */
+	char *unit;        /* as written: NAME.SUFFIX, a template NAME@.SUFFIX, %l and %e */
+	enum gb_action_job job;
+};
+
 /* An image's etc/passwd or etc/group, read once, when a name is first looked up. */
 struct gb_sysroot_names {
 	char *text; /* NUL-terminated */
@@ -111,6 +133,8 @@ struct gb_sysroot_names {
 struct gb_policy {
 	struct gb_policy_entry *entries;
 	size_t n_entries;
+	struct gb_policy_action *actions;
+	size_t n_actions;
 	bool root_bypass;
 	/* Set by gb_policy_load_from() to resolve user and group names from
 	 * SYSROOT/etc/passwd and SYSROOT/etc/group instead of NSS (an image's tree,
@@ -163,6 +187,8 @@ void gb_policy_free(struct gb_policy *p);
 /** Append "file:line: message" to @p errors (for the parser and the loader). */
 void gb_policy_add_error(char **errors, const char *file, unsigned int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/** A name of an alias, group or action: a letter, then letters, digits, '-', '_', '.'. */
+bool gb_policy_valid_name(const char *s);
 /** Free what one entry holds (the parser drops a half-read one). */
 void gb_policy_entry_clear(struct gb_policy_entry *e);
 
@@ -281,6 +307,57 @@ int gb_policy_check_use(const struct gb_policy *p, const struct gb_line_ident *l
 int gb_policy_check_watch(const struct gb_policy *p, const struct gb_line_ident *l,
 			  const struct gb_caller *c, unsigned int *max_watchers, char *reason,
 			  size_t size);
+
+/* --- actions (policy-action.c) --- */
+
+/** Start a fresh [action NAME] section read at @p file:@p lineno. 0 or -ENOMEM. */
+int gb_policy_action_begin(struct gb_policy_action *a, const char *name, const char *file,
+			   unsigned int lineno);
+/**
+ * One "key = value" of an [action] section. 0, -EINVAL with the message in @p err
+ * (unknown key, bad value), or -ENOMEM. @p seen is the section's keys so far (a bit
+ * per key), for "given twice".
+ */
+int gb_policy_action_set_key(struct gb_policy_action *a, const char *key, const char *value,
+			     unsigned long *seen, char *err, size_t size);
+/**
+ * The section ends: what it lacks or contradicts, each by gb_policy_add_error() at its
+ * header. Without errors it moves into @p p (and @p a is left empty). Returns the
+ * number of errors, or -ENOMEM.
+ */
+int gb_policy_action_end(struct gb_policy *p, struct gb_policy_action *a, char **errors);
+/** Free what one action holds, and zero it. */
+void gb_policy_action_clear(struct gb_policy_action *a);
+/**
+ * Checks across the whole policy: unique action names, and each press action's
+ * long_hold_ns from the long-press actions of the same line. Errors appended;
+ * returns their number.
+ */
+int gb_policy_actions_finish(struct gb_policy *p, char **errors);
+/**
+ * The unit an action's @p event starts: %l (the line as written, escaped as
+ * systemd-escape does) and %e (the event) expanded, and a template without an
+ * instance given "LINE:EVENT". 0, or -ENAMETOOLONG / -EINVAL (not a valid unit name).
+ */
+int gb_policy_action_unit(const struct gb_policy_action *a, enum gb_trigger_event event,
+			  char *buf, size_t size);
+const char *gb_action_job_name(enum gb_action_job j);
+/**
+ * With --root: whether each action's units exist in the image (etc/systemd/system,
+ * usr/lib/systemd/system, lib/systemd/system; a template instance by its template),
+ * opened with gb_sysroot_open() in @p rootfd. Missing ones are errors. Returns their
+ * number.
+ */
+int gb_policy_actions_check_units(const struct gb_policy *p, int rootfd, char **errors);
+
+/**
+ * A polkit rule (JavaScript, for /etc/polkit-1/rules.d/) that lets @p user start,
+ * stop or restart exactly the units the actions name, each with its job, and
+ * nothing else; @p source says in a comment which policy it was made from.
+ * 0 or -EIO.
+ */
+int gb_policy_actions_polkit(const struct gb_policy *p, const char *user, const char *source,
+			     FILE *f);
 
 /** "[line door-lock] (/etc/gpiod-broker/policy.d/10-door.conf:3)" */
 void gb_policy_entry_describe(const struct gb_policy_entry *e, char *buf, size_t size);

@@ -18,8 +18,17 @@ check() { if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
 # The broker, in rc; 124 if it is still running after 30 s (it blocked).
 run() { timeout 30 "$broker" "$@" > "$work/out" 2> "$work/err"; rc=$?; }
 
+# The units the examples' edge actions name, where an image has them.
+units() {
+	for _u in lib/systemd/system/poweroff.target etc/systemd/system/factory-reset.service \
+		usr/lib/systemd/system/door-event@.service; do
+		mkdir -p "$1/${_u%/*}" && : > "$1/$_u"
+	done
+}
+
 # An image's tree whose etc/passwd and etc/group hold what the snippet creates.
 mkdir -p "$work/root/etc" "$work/examples" "$work/bad"
+units "$work/root"
 echo "root:x:0:0:root:/root:/bin/sh" > "$work/root/etc/passwd"
 echo "root:x:0:" > "$work/root/etc/group"
 id=900
@@ -44,8 +53,20 @@ check test "$rc" = 0 -a "$(grep -vc ': note: \[group usb-[a-z]*\]: chip = .* is 
 desc="the summary counts the examples' entries"
 check grep -q ': valid: 7 entries, 0 errors, 0 warnings' "$work/err"
 
+# An edge action's unit missing from the image: an error naming it, exit 1.
+rm "$work/root/etc/systemd/system/factory-reset.service"
+run --check-policy="$work/examples" --root="$work/root"
+desc="an edge action whose unit is not in the image: file:line: error naming the unit, exit 1"
+check test "$rc" = 1 -a "$(grep -c '50-buttons.conf:[0-9]*: \[action factory-reset\]: unit factory-reset.service is not in the image' "$work/out")" = 1
+units "$work/root"
+run --polkit-rules --check-policy="$work/examples" --root="$work/root"
+desc="--polkit-rules allows exactly the examples' jobs: power-off on press, the reset on a long press, both door events"
+check test "$rc" = 0 -a "$(grep -c '": true' "$work/out")" = 4 -a \
+	"$(grep -c '"start door-event@DOOR_SENSOR:\(rising\|falling\).service": true' "$work/out")" = 2
+
 # Without the snippet's users: warnings naming file:line, still exit 0.
 mkdir -p "$work/bare/etc"
+units "$work/bare"
 echo "root:x:0:0:root:/root:/bin/sh" > "$work/bare/etc/passwd"
 echo "root:x:0:" > "$work/bare/etc/group"
 run --check-policy="$work/examples" --root="$work/bare"
