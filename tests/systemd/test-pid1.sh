@@ -87,11 +87,12 @@ mkdir -p "$root/gb-test" "$sd/sysinit.target.wants" "$sd/multi-user.target.wants
 	"$sd/gpiod-broker.service.d"
 cp "$g/checks.sh" "$g/20-reload.conf" "$top/tests/bench/gpiosim.sh" "$root/gb-test/"
 echo "$variant" > "$root/gb-test/variant"
-cp "$g/gb-gpiosim.service" "$g/gb-test.service" "$sd/"
+cp "$g/gb-gpiosim.service" "$g/gb-test.service" "$g/gb-fired@.service" "$g/gb-other.service" "$sd/"
 ln -s ../gb-gpiosim.service "$sd/sysinit.target.wants/gb-gpiosim.service"
 ln -s ../gb-test.service "$sd/multi-user.target.wants/gb-test.service"
 cp "$g/watchdog.conf" "$sd/gpiod-broker.service.d/50-bench-watchdog.conf"
 cp "$g/10-bench.conf" "$root/etc/gpiod-broker/policy.d/10-bench.conf"
+cp "$g/30-actions.conf" "$root/etc/gpiod-broker/policy.d/30-actions.conf"
 
 # The root has both bus daemons. Debian's dbus-broker package enables itself as
 # dbus.service (an alias in /etc); without the alias dbus.service is dbus-daemon.

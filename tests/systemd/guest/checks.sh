@@ -197,6 +197,130 @@ t_survive watchdog stop_broker > "$diag" 2>&1 \
 	&& pass "watchdog (broker SIGSTOPped, WatchdogSec=4s): killed and restarted, output never changed ($samples samples), same request" \
 	|| fail "watchdog (broker SIGSTOPped, WatchdogSec=4s): killed and restarted, output never changed, same request"
 
+# --- edge actions ----------------------------------------------------------------------
+
+# fired INSTANCE: how often gb-fired@INSTANCE.service ran (its own effect).
+fired() { _c=$(grep -cx "$1" "$T/fired" 2>/dev/null); echo "${_c:-0}"; }
+fired_is() { [ "$(fired "$1")" -eq "$2" ]; }
+# astate ACTION KEY: the broker's saved trigger state of an action.
+astate() { sed -n "s/^$2=//p" "/run/gpiod-broker/action-$1" 2>/dev/null; }
+astate_is() { [ "$(astate "$1" "$2")" = "$3" ]; }
+btn() { sim_pull gbbtn "$1" "$2"; }
+as_broker() { setpriv --reuid=gpiod-broker --regid=gpiod-broker --clear-groups -- "$@"; }
+start_unit() {
+	as_broker busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 \
+		org.freedesktop.systemd1.Manager StartUnit ss "$1" replace
+}
+# jcount ID ACTION: the broker's journal lines with that MESSAGE_ID for that action.
+jcount() { journalctl -b -q --no-pager MESSAGE_ID="$1" GPIO_ACTION="$2" | grep -c .; }
+FIRED_ID=6f1d2b5c8a0e4c2f9b7d3e41a5c08d17
+SUPPRESSED_ID=c43e9a70b15f4d8e8a26f0d93b7e5c42
+
+t_polkit() {
+	gpiod-broker --polkit-rules > /etc/polkit-1/rules.d/60-gpiod-broker.rules || return 1
+	cat /etc/polkit-1/rules.d/60-gpiod-broker.rules
+	n=$(fired knob:press)
+	# polkitd reads its rules again when the directory changes.
+	wait_until 20 start_unit 'gb-fired@knob:press.service' || return 1
+	wait_until 10 fired_is knob:press $((n + 1)) || return 1
+	echo "gb-other.service:"; start_unit gb-other.service && return 1
+	echo "gb-fired@other.service:"; start_unit 'gb-fired@other.service' && return 1
+	echo "stop gb-fired@knob:press.service:"
+	as_broker busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 \
+		org.freedesktop.systemd1.Manager StopUnit ss 'gb-fired@knob:press.service' replace && return 1
+	[ ! -e "$T/other" ]
+}
+check "edge actions: with gpiod-broker --polkit-rules installed, the broker's user may start an action's unit, and not another unit, another instance, or another job" t_polkit
+
+t_short() {
+	n=$(fired btn-a:press) l=$(fired btn-a:long-press)
+	btn 0 pull-down; sleep 0.5; btn 0 pull-up
+	wait_until 10 fired_is btn-a:press $((n + 1)) || { cat "$T/fired"; return 1; }
+	wait_until 5 astate_is short level 0
+	sleep 1
+	echo "press: $n -> $(fired btn-a:press), long-press: $l -> $(fired btn-a:long-press)"
+	fired_is btn-a:press $((n + 1)) && fired_is btn-a:long-press "$l" &&
+		[ "$(jcount $FIRED_ID short)" -ge 1 ]
+}
+check "edge actions: a short press starts gb-fired@btn\\x2da:press.service once (its own effect), not the long-press unit; the journal has its MESSAGE_ID" t_short
+
+t_long() {
+	n=$(fired btn-a:press) l=$(fired btn-a:long-press)
+	t0=$(date +%s%N)
+	btn 0 pull-down
+	wait_until 10 fired_is btn-a:long-press $((l + 1)) || return 1
+	t1=$(date +%s%N)
+	sleep 1
+	btn 0 pull-up
+	wait_until 5 astate_is short level 0
+	sleep 1
+	echo "held $(((t1 - t0) / 1000000)) ms until the long-press unit ran"
+	echo "press: $n -> $(fired btn-a:press), long-press: $l -> $(fired btn-a:long-press)"
+	[ $((t1 - t0)) -ge 3000000000 ] && fired_is btn-a:long-press $((l + 1)) && fired_is btn-a:press "$n"
+}
+check "edge actions: a 3 s hold starts the long-press unit once, after 3 s, and the release does not start the short-press unit" t_long
+
+t_bounce() {
+	r=$(fired door:rising) f=$(fired door:falling)
+	for i in 1 2 3 4; do btn 2 pull-up; sleep 0.03; btn 2 pull-down; sleep 0.03; done
+	btn 2 pull-up
+	wait_until 20 fired_is door:rising $((r + 1)) || return 1
+	wait_until 10 astate_is door level 1
+	sleep 1
+	echo "rising: $r -> $(fired door:rising), falling: $f -> $(fired door:falling)"
+	fired_is door:rising $((r + 1)) && fired_is door:falling "$f"
+}
+check "edge actions: a contact bouncing 9 times within its 3 s debounce fires once (rising), not on the bounces" t_bounce
+
+t_burst() {
+	for i in 1 2 3 4 5 6 7 8; do btn 1 pull-up; sleep 0.05; btn 1 pull-down; sleep 0.05; done
+	wait_until 10 sh -c "[ \$(journalctl -b -q --no-pager MESSAGE_ID=$SUPPRESSED_ID GPIO_ACTION=burst | grep -c .) -ge 5 ]"
+	sleep 1
+	echo "fired (journal): $(jcount $FIRED_ID burst), suppressed (journal): $(jcount $SUPPRESSED_ID burst), unit ran: $(fired btn-b:rising)"
+	as_user gpiobrokerctl status | grep '^  burst:'
+	[ "$(jcount $FIRED_ID burst)" -eq 3 ] && [ "$(jcount $SUPPRESSED_ID burst)" -eq 5 ] &&
+		[ "$(fired btn-b:rising)" -ge 1 ] && [ "$(fired btn-b:rising)" -le 3 ] &&
+		as_user gpiobrokerctl status | grep -q '^  burst: btn-b rising -> gb-fired@.service; fired 3, suppressed 5, last '
+}
+check "edge actions: a burst of 8 presses against rate-limit-burst = 3 fires 3 and suppresses 5 (journal MESSAGE_IDs, gpiobrokerctl status)" t_burst
+
+# t_across HOW COMMAND...: a press begins, COMMAND takes the broker down, the press
+# ends (while it is down, or after: either way) and the action fires exactly once.
+t_across() {
+	how=$1; shift
+	n=$(fired knob:press)
+	old=$(prop MainPID)
+	btn 3 pull-up
+	wait_until 5 astate_is knob level 1 || return 1
+	"$@"
+	btn 3 pull-down
+	wait_until 30 new_broker_ready "$old" || return 1
+	wait_until 10 fired_is knob:press $((n + 1)) || return 1
+	wait_until 5 astate_is knob level 0
+	sleep 1
+	echo "$how: knob:press $n -> $(fired knob:press); broker $old -> $(prop MainPID)"
+	journalctl -b -q --no-pager MESSAGE_ID=$FIRED_ID GPIO_ACTION=knob | tail -n 3
+	fired_is knob:press $((n + 1))
+}
+t_across restart systemctl restart "$unit" > "$diag" 2>&1 \
+	&& pass "edge actions: a press begun before systemctl restart and ended after it fires once" \
+	|| fail "edge actions: a press begun before systemctl restart and ended after it fires once"
+t_across kill systemctl kill -s KILL "$unit" > "$diag" 2>&1 \
+	&& pass "edge actions: a press begun before the broker is killed and ended as it comes back fires once" \
+	|| fail "edge actions: a press begun before the broker is killed and ended as it comes back fires once"
+
+t_held() {
+	n=$(fired held:rising)
+	id=$(as_user gpiobrokerctl request --persistent -i held) || return 1
+	echo "request $id"
+	btn 4 pull-up
+	wait_until 10 fired_is held:rising $((n + 1)); r=$?
+	btn 4 pull-down
+	as_user gpiobrokerctl release "$id"
+	[ "$r" -eq 0 ]
+}
+check "edge actions: a line a client holds as an input without edge detection still fires its action" t_held
+
 # --- hot-plug ------------------------------------------------------------------------
 
 chip_listed() { as_user gpiobrokerctl detect | grep -q "\[$1\]"; }
