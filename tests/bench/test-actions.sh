@@ -47,7 +47,10 @@ line = act-c
 trigger = both
 unit = gb-held.service
 POLICY
-"$broker" --log-level=info --policy-dir=/run/gb-actions-policy 2> "$log" &
+# Under make distcheck (GB_TEST_VALGRIND), valgrind's verdict is the exit code.
+${GB_TEST_VALGRIND:+valgrind -q --error-exitcode=97 --leak-check=full \
+	--errors-for-leak-kinds=definite --show-leak-kinds=definite} \
+	"$broker" --log-level=info --policy-dir=/run/gb-actions-policy 2> "$log" &
 bpid=$!
 wait_broker
 
@@ -106,5 +109,5 @@ as gb-alice "$ctl" release "$req"
 
 kill "$bpid"
 wait "$bpid"; rc=$?
-check "the broker exits cleanly" 0 "$rc"
+check "the broker exits cleanly${GB_TEST_VALGRIND:+ (valgrind: no error, no leak)}" 0 "$rc"
 tap_done
