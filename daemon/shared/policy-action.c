@@ -145,15 +145,10 @@ static int span_key(const char *key, const char *value, uint64_t max_ns, uint64_
 
 static int bool_key(const char *key, const char *v, bool *out, char *err, size_t size)
 {
-	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "1"))
-		*out = true;
-	else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "off") || !strcmp(v, "0"))
-		*out = false;
-	else {
-		snprintf(err, size, "'%s' must be yes or no, not '%s'", key, v);
-		return -EINVAL;
-	}
-	return 0;
+	if (gb_policy_parse_bool(v, out) == 0)
+		return 0;
+	snprintf(err, size, "'%s' must be yes or no, not '%s'", key, v);
+	return -EINVAL;
 }
 
 /* The characters systemd keeps in a unit name; %l and %e are checked after expansion. */

@@ -86,19 +86,8 @@ static int for_each_item(struct parser *p, const char *key, char *value,
 
 static int parse_bool(struct parser *p, const char *key, const char *v, bool *out)
 {
-	static const char *const yes[] = { "yes", "true", "on", "1" };
-	static const char *const no[] = { "no", "false", "off", "0" };
-
-	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
-		if (strcmp(v, yes[i]) == 0) {
-			*out = true;
-			return 0;
-		}
-		if (strcmp(v, no[i]) == 0) {
-			*out = false;
-			return 0;
-		}
-	}
+	if (gb_policy_parse_bool(v, out) == 0)
+		return 0;
 	ERR(p, "'%s' must be yes or no, not '%s'", key, v);
 	return -EINVAL;
 }

@@ -56,6 +56,24 @@ void gb_policy_entry_clear(struct gb_policy_entry *e)
 	free(e->label_prefix);
 }
 
+int gb_policy_parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+
+	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+		if (strcmp(v, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcmp(v, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 bool gb_policy_valid_name(const char *s)
 {
 	if (!isalpha((unsigned char)*s))

@@ -187,6 +187,8 @@ void gb_policy_free(struct gb_policy *p);
 /** Append "file:line: message" to @p errors (for the parser and the loader). */
 void gb_policy_add_error(char **errors, const char *file, unsigned int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/** A boolean as the policy writes one (yes/no, true/false, on/off, 1/0): 0 or -EINVAL. */
+int gb_policy_parse_bool(const char *v, bool *out);
 /** A name of an alias, group or action: a letter, then letters, digits, '-', '_', '.'. */
 bool gb_policy_valid_name(const char *s);
 /** Free what one entry holds (the parser drops a half-read one). */
