@@ -5,6 +5,7 @@
  * broker's own lifetime (SIGTERM, the bus going away).
  */
 #include <check.h>
+#include <fcntl.h>
 #include <gpiod.h>
 #include <signal.h>
 #include <stdio.h>
@@ -261,19 +262,30 @@ START_TEST(test_bus_goes_away)
 	sd_bus *bus = NULL;
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	pid_t dbus, b2;
-	char arg[64];
-	int status;
+	char arg[64], line[256];
+	int status, ready[2];
+	FILE *f;
 
-	/* A bus of its own, so killing it does not disturb the bench's system bus. */
+	/* A bus of its own, so killing it does not disturb the bench's system bus.
+	 * The socket file exists between bind() and listen(), when a connect is
+	 * still refused; the printed address comes only once the daemon listens. */
+	unlink("/run/gb-private-bus");
+	ck_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
 	dbus = fork();
 	ck_assert_int_ge(dbus, 0);
 	if (dbus == 0) {
+		/* dup2() onto itself would keep close-on-exec. */
+		if (ready[1] == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(ready[1], 3) < 0)
+			_exit(127);
 		execlp("dbus-daemon", "dbus-daemon", "--session", "--nofork", "--nopidfile",
-		       "--address", addr, (char *)NULL);
+		       "--print-address=3", "--address", addr, (char *)NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 500 && access("/run/gb-private-bus", F_OK) < 0; i++)
-		usleep(10000);
+	close(ready[1]);
+	f = fdopen(ready[0], "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_msg(fgets(line, sizeof(line), f) != NULL, "dbus-daemon did not start");
+	fclose(f);
 	ck_assert_int_ge(sd_bus_new(&bus), 0);
 	ck_assert_int_ge(sd_bus_set_address(bus, addr), 0);
 	ck_assert_int_ge(sd_bus_set_bus_client(bus, 1), 0);
