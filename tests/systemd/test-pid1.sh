@@ -1,16 +1,17 @@
 #!/bin/sh
 # The real-systemd bench: boot User-Mode Linux with systemd 252 as PID 1 on a Debian 12
-# root, with gpiod-broker installed by "make install", and check the unit, its
-# hardening, D-Bus activation, restarts that keep an output, hot-plug, reload and
-# stop under the real service manager and a real system bus daemon. TAP output.
+# root, with gpiod-broker installed from its Debian packages, and check the unit, its
+# hardening, D-Bus activation, restarts that keep an output, hot-plug, reload, stop,
+# and the packages' upgrade, removal and purge under the real service manager and a
+# real system bus daemon. TAP output.
 #
 #   tests/systemd/test-pid1.sh dbus-daemon|dbus-broker
 #
 # 1. the bench kernel (tests/bench/build-kernel) and the root tarball
 #    (tests/systemd/build-root), both cached outside the tree;
-# 2. a build of this source configured as a distribution would
-#    (--prefix=/usr --sysconfdir=/etc), shared by both variants;
-# 3. a fresh copy of the root, "make install DESTDIR=" of that build into it, the
+# 2. the Debian packages of this source (tools/build-debs --nocheck), shared by both
+#    variants, and the broker's package again under a later version for the upgrade;
+# 3. a fresh copy of the root, the packages installed into it with dpkg (chroot), the
 #    bench's units (guest/), and the bus daemon of the variant as dbus.service;
 # 4. boot it (root=/dev/root rootfstype=hostfs init=/lib/systemd/systemd): a oneshot
 #    unit makes the gpio-sim chips before sysinit, gb-test.service runs
@@ -30,7 +31,7 @@ esac
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 work=${GB_SYSTEMD_WORKDIR:-$PWD/tests/systemd}
-timeout=${GB_SYSTEMD_TIMEOUT:-600}
+timeout=${GB_SYSTEMD_TIMEOUT:-900}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 root=$work/root-$variant
@@ -57,28 +58,73 @@ tarball=$("$top/tests/systemd/build-root" 2>"$work/root-build.log") \
 	|| bail "Debian 12 root (tests/systemd/build-root)" "$work/root-build.log"
 t1=$(date +%s)
 
-# One build for both variants; the second waits for the first.
-bld=$work/build
+# One build of the Debian packages for both variants; the second waits for the first.
+# GB_SYSTEMD_DEBS: a directory with packages built already (tools/run-tests gives
+# those of tools/build-debs), used as they are.
+debs=$work/debs
 exec 8>"$work/build.lock"
 flock 8
-if [ ! -f "$bld/Makefile" ]; then
-	mkdir -p "$bld"
-	(cd "$bld" && "$top/configure" --quiet --prefix=/usr --sysconfdir=/etc \
-		--localstatedir=/var --disable-fuzzing) > "$work/build.log" 2>&1 \
-		|| bail "configure --prefix=/usr --sysconfdir=/etc (for make install)" "$work/build.log"
+if [ -n "${GB_SYSTEMD_DEBS:-}" ]; then
+	given=$(cd "$GB_SYSTEMD_DEBS" && pwd) || bail "GB_SYSTEMD_DEBS=$GB_SYSTEMD_DEBS: no such directory"
+	key=$(cat "$given"/*.deb | sha256sum | cut -c1-16)
+elif [ -e "$top/.git" ]; then
+	# Built again when the source changed: the packages of another tree are not these.
+	key=$(cd "$top" && git ls-files -z --cached --others --exclude-standard | xargs -0 sha256sum | sha256sum | cut -c1-16)
+else
+	key=$(cd "$top" && find . -path './_build*' -prune -o -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
 fi
-submake -C "$bld" -j"$(nproc)" >> "$work/build.log" 2>&1 \
-	|| bail "build for make install" "$work/build.log"
+if [ "$(cat "$debs/upgrade/done" 2>/dev/null)" != "$key" ]; then
+	rm -rf "$debs"
+	if [ -n "${GB_SYSTEMD_DEBS:-}" ]; then
+		mkdir -p "$debs/native" && cp "$given"/*.deb "$debs/native/"
+	else
+		"$top/tools/build-debs" --no-setup --nocheck --out="$debs" native > "$work/build.log" 2>&1 \
+			|| bail "the Debian packages (tools/build-debs --nocheck)" "$work/build.log"
+	fi
+	# The upgrade: the same broker package again under a later version, as a rebuild
+	# with a bumped version would be (the bench tests the package's scripts, not a
+	# change of code).
+	version=$(dpkg-deb -f "$debs"/native/gpiod-broker_*_*.deb Version)
+	mkdir -p "$debs/upgrade"
+	dpkg-deb -R "$debs"/native/gpiod-broker_"$version"_*.deb "$debs/repack" \
+		&& sed -i "s/^Version: .*/Version: $version+bench1/" "$debs/repack/DEBIAN/control" \
+		&& dpkg-deb -b "$debs/repack" "$debs/upgrade/" >> "$work/build.log" 2>&1 \
+		|| bail "gpiod-broker $version+bench1 for the upgrade (dpkg-deb)" "$work/build.log"
+	rm -rf "$debs/repack"
+	echo "$key" > "$debs/upgrade/done"
+fi
+flock -u 8
+exec 8>&-
 
 rm -rf "$root"
 mkdir -p "$root"
 # Numeric owners: the root's users are not the host's.
 tar -xf "$tarball" -C "$root" --numeric-owner || bail "unpack $tarball"
-submake -C "$bld" install DESTDIR="$root" > "$work/install-$variant.log" 2>&1 \
-	|| bail "make install DESTDIR=$root" "$work/install-$variant.log"
-flock -u 8
-exec 8>&-
-ok "make install DESTDIR= into a fresh copy of the root ($tarball)"
+# Installed as an image builder does: dpkg in the root with no systemd and no udev
+# running there (the packages' scripts enable the unit; it starts at boot).
+mkdir -p "$root/gb-debs"
+cp "$debs"/native/gpiod-broker_*.deb "$debs"/native/libgpiobroker0_*.deb \
+	"$debs"/native/gpiobrokerctl_*.deb "$root/gb-debs/"
+mkdir -p "$root/gb-debs/upgrade"
+cp "$debs"/upgrade/*.deb "$root/gb-debs/upgrade/"
+# The root leaves /usr/share/doc out (dpkg's path-exclude); the checks read the
+# policy examples there.
+chroot "$root" sh -c "dpkg --path-include='/usr/share/doc/gpiod-broker/*' -i /gb-debs/*.deb" \
+	> "$work/install-$variant.log" 2>&1 \
+	|| bail "dpkg -i gpiod-broker gpiobrokerctl libgpiobroker0 in the root" "$work/install-$variant.log"
+ok "the Debian packages installed with dpkg into a fresh copy of the root ($tarball)"
+# What their scripts did there, with no service manager running.
+enabled=$(chroot "$root" systemctl is-enabled gpiod-broker.service 2>&1)
+if [ "$enabled" = enabled ] && grep -q '^gpiod-broker:' "$root/etc/passwd"; then
+	ok "in the image: the package's scripts made the gpiod-broker user and enabled the unit"
+else
+	not_ok "in the image: the package's scripts made the gpiod-broker user and enabled the unit"
+	echo "# is-enabled: $enabled; passwd: $(grep '^gpiod-broker:' "$root/etc/passwd")"
+fi
+# Disabled again, so that the first client's call shows D-Bus activation; the guest
+# enables it before the upgrade, and checks an install with systemd running last.
+chroot "$root" systemctl disable --quiet gpiod-broker.service \
+	|| bail "systemctl disable gpiod-broker.service in the image"
 t2=$(date +%s)
 
 g=$here/guest

@@ -82,11 +82,9 @@ t_sysusers() {
 	shell=$(getent passwd gpiod-broker | cut -d: -f7)
 	user=$(ps -o user= -p "$(prop MainPID)")
 	echo "uid $uid, shell $shell, broker runs as '$user'"
-	journalctl -b -u systemd-sysusers.service --no-pager -q | grep gpiod-broker
-	[ "$uid" -lt 1000 ] && [ "$shell" = /usr/sbin/nologin ] && [ "$user" = gpiod-broker ] &&
-		journalctl -b -u systemd-sysusers.service --no-pager -q | grep -q "Creating user 'gpiod-broker'"
+	[ "$uid" -lt 1000 ] && [ "$shell" = /usr/sbin/nologin ] && [ "$user" = gpiod-broker ]
 }
-check "sysusers.d: system user gpiod-broker created at boot, the broker runs as it" t_sysusers
+check "sysusers.d: system user gpiod-broker (made by the package's postinst), the broker runs as it" t_sysusers
 
 t_udev() {
 	set -- /dev/gpiochip*
@@ -612,6 +610,54 @@ t_safe_state_journal() {
 		journalctl -b MESSAGE_ID=fa9113475f9648b1b6b5f9d97a5a7624 GPIO_LINE=lamp --no-pager -q | grep -q released
 }
 check "journal: the stop's safe state and release of lamp, by MESSAGE_ID and GPIO_LINE" t_safe_state_journal
+
+# --- the Debian packages: upgrade, removal, purge, install --------------------------
+
+pkg_version() { dpkg-query -W -f='${Version}' gpiod-broker 2>/dev/null; }
+pkg_installed() { dpkg-query -W -f='${Status}' gpiod-broker 2>/dev/null | grep -q 'install ok installed'; }
+broker_running() { [ "$(prop SubState)" = running ]; }
+
+t_pkg_upgrade() {
+	systemctl enable --quiet "$unit" || return 1
+	as_user gpiobrokerctl set lamp=1 > "$T/lamp-path" || return 1
+	lamp_path=$(cat "$T/lamp-path")
+	before=$(pkg_version)
+	t_survive upgrade dpkg -i /gb-debs/upgrade/gpiod-broker_*.deb || return 1
+	echo "gpiod-broker $before -> $(pkg_version)"
+	[ "$(pkg_version)" = "$before+bench1" ]
+}
+t_pkg_upgrade > "$diag" 2>&1 \
+	&& pass "package upgrade (dpkg -i, a later version): the broker restarted, the output never changed ($samples samples), same request" \
+	|| fail "package upgrade (dpkg -i, a later version): the broker restarted, the output never changed, same request"
+
+t_pkg_remove() {
+	dpkg -r gpiod-broker || return 1
+	echo "after dpkg -r: $(prop ActiveState) ($(prop LoadState)), level $(cat "$lamp_value")"
+	gpioinfo -c "$chip" 0 || true
+	echo "policy: $(ls /etc/gpiod-broker/policy.d | tr '\n' ' ')"
+	[ "$(prop ActiveState)" = inactive ] && [ "$(cat "$lamp_value")" = 0 ] &&
+		! gpioinfo -c "$chip" 0 | grep -q consumer && [ ! -e /usr/sbin/gpiod-broker ] &&
+		[ -f /etc/gpiod-broker/policy.d/10-bench.conf ]
+}
+check "package removal (dpkg -r): the broker stopped, the output in its safe state (low, released), the admin's policy kept" t_pkg_remove
+
+t_pkg_purge() {
+	dpkg -P gpiod-broker || return 1
+	echo "/run/gpiod-broker: $(ls -d /run/gpiod-broker 2>&1)"
+	echo "policy: $(ls /etc/gpiod-broker/policy.d | tr '\n' ' ')"
+	! pkg_installed && [ ! -e /run/gpiod-broker ] && [ -f /etc/gpiod-broker/policy.d/10-bench.conf ] &&
+		getent passwd gpiod-broker > /dev/null
+}
+check "package purge (dpkg -P): /run/gpiod-broker deleted, the admin's policy and the system user kept" t_pkg_purge
+
+t_pkg_install() {
+	dpkg -i /gb-debs/gpiod-broker_*.deb || return 1
+	echo "gpiod-broker $(pkg_version): $(systemctl is-enabled "$unit"), $(prop ActiveState)/$(prop SubState)"
+	pkg_installed && [ "$(systemctl is-enabled "$unit")" = enabled ] && broker_running || return 1
+	as_user gpiobrokerctl set lamp=1 > /dev/null && [ "$(cat "$lamp_value")" = 1 ] &&
+		as_user gpiobrokerctl release lamp && [ "$(cat "$lamp_value")" = 0 ]
+}
+check "package install (dpkg -i) with systemd running: the unit enabled and started, lines served" t_pkg_install
 
 check "end: no failed units" t_no_failed
 
