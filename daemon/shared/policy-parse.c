@@ -226,28 +226,12 @@ static int unknown_id(struct parser *p, const char *what, const char *item)
 	return 0;
 }
 
-/* The id of a user or group name: from the image's etc/passwd or etc/group with a
- * sysroot, else NSS. 1 found; 0 unknown (a warning); < 0 the image's file cannot be
- * used, an error the loader reports once. */
+/* 1 found; 0 unknown (a warning); < 0 the image's file cannot be used, an error the
+ * loader reports once. */
 static int lookup_id(struct parser *p, bool user, const char *item, unsigned int *id)
 {
-	struct passwd pw, *pwr = NULL;
-	struct group gr, *grr = NULL;
-	char buf[8192];
-	int r;
+	int r = gb_policy_lookup_name(p->policy, user, item, id);
 
-	if (p->policy->sysroot) {
-		r = gb_policy_lookup_sysroot(p->policy, user ? "etc/passwd" : "etc/group", item,
-					     id);
-	} else if (user) {
-		r = getpwnam_r(item, &pw, buf, sizeof(buf), &pwr) == 0 && pwr;
-		if (r)
-			*id = pwr->pw_uid;
-	} else {
-		r = getgrnam_r(item, &gr, buf, sizeof(buf), &grr) == 0 && grr;
-		if (r)
-			*id = grr->gr_gid;
-	}
 	if (r == 0)
 		unknown_id(p, user ? "user" : "group", item);
 	return r;
@@ -459,28 +443,11 @@ static int set_key(struct parser *p, const char *key, char *value)
 /* The kernel fd lets its holder set any direction, edge, bias and drive, and the
  * kernel has no way to take it back: "direct" is accepted only where the entry
  * already allows all of that, so the fd gives away nothing the policy withholds. */
-static void check_direct(struct parser *p, const struct gb_policy_entry *e, bool both)
+static void check_direct(struct parser *p, const struct gb_policy_entry *e)
 {
-	const unsigned int all_edges = GB_BIT(GPIOD_LINE_EDGE_NONE) | GB_BIT(GPIOD_LINE_EDGE_RISING) |
-				       GB_BIT(GPIOD_LINE_EDGE_FALLING) | GB_BIT(GPIOD_LINE_EDGE_BOTH);
-	const unsigned int all_biases = GB_BIT(GPIOD_LINE_BIAS_AS_IS) | GB_BIT(GPIOD_LINE_BIAS_DISABLED) |
-					GB_BIT(GPIOD_LINE_BIAS_PULL_UP) | GB_BIT(GPIOD_LINE_BIAS_PULL_DOWN);
-	const unsigned int all_drives = GB_BIT(GPIOD_LINE_DRIVE_PUSH_PULL) |
-					GB_BIT(GPIOD_LINE_DRIVE_OPEN_DRAIN) |
-					GB_BIT(GPIOD_LINE_DRIVE_OPEN_SOURCE);
-	char missing[300] = "";
+	char missing[300];
 
-#define MISSING(cond, text) \
-	if (cond) \
-		snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s", \
-			 *missing ? "; " : "", text)
-	MISSING(!both, "directions = input, output");
-	MISSING(!e->direction_may_change, "direction-may-change = yes");
-	MISSING((e->edges & all_edges) != all_edges, "edges = rising, falling, both");
-	MISSING((e->biases & all_biases) != all_biases, "bias = as-is, disabled, pull-up, pull-down");
-	MISSING((e->drives & all_drives) != all_drives, "drive = push-pull, open-drain, open-source");
-#undef MISSING
-	if (*missing)
+	if (gb_policy_entry_fd_missing(e, missing, sizeof(missing)))
 		ERR(p, "[%s %s]: direct = yes hands out the kernel line fd, which can set anything; "
 		    "the entry must allow all of it: missing %s", e->group ? "group" : "line",
 		    e->name, missing);
@@ -541,7 +508,7 @@ static int end_section(struct parser *p)
 		ERR(p, "[%s %s]: 'initial-value' needs output in 'directions'",
 		    e->group ? "group" : "line", e->name);
 	if (e->direct)
-		check_direct(p, e, in && out);
+		check_direct(p, e);
 	/* Only a persistent request outlives its chip, to be made again. */
 	if (e->restore_on_replug && !e->persistent)
 		ERR(p, "[%s %s]: 'restore-on-replug' needs persistent = yes",

@@ -228,6 +228,65 @@ int gb_policy_lookup_sysroot(struct gb_policy *p, const char *file, const char *
 	return 0;
 }
 
+/* The uid or gid of a user or group name: from the image's etc/passwd or etc/group
+ * with a sysroot, else NSS. Here, not in the parser, because [line] and [slice]
+ * sections both name users and neither file may call the other's. */
+int gb_policy_lookup_name(struct gb_policy *p, bool user, const char *name, unsigned int *id)
+{
+	struct passwd pw, *pwr = NULL;
+	struct group gr, *grr = NULL;
+	char buf[8192];
+	int r;
+
+	if (p->sysroot)
+		return gb_policy_lookup_sysroot(p, user ? "etc/passwd" : "etc/group", name, id);
+	if (user) {
+		r = getpwnam_r(name, &pw, buf, sizeof(buf), &pwr) == 0 && pwr;
+		if (r)
+			*id = pwr->pw_uid;
+	} else {
+		r = getgrnam_r(name, &gr, buf, sizeof(buf), &grr) == 0 && grr;
+		if (r)
+			*id = grr->gr_gid;
+	}
+	return r;
+}
+
+/* A kernel line fd lets whoever holds it set any direction, edge, bias and drive, and
+ * the kernel has no way to take that back; so does a chip of one's own. One condition
+ * for every way the policy hands such a thing out (direct = yes, a [slice]). */
+const char *gb_policy_entry_fd_missing(const struct gb_policy_entry *e, char *buf, size_t size)
+{
+	const unsigned int all_edges = GB_BIT(GPIOD_LINE_EDGE_NONE) | GB_BIT(GPIOD_LINE_EDGE_RISING) |
+				       GB_BIT(GPIOD_LINE_EDGE_FALLING) | GB_BIT(GPIOD_LINE_EDGE_BOTH);
+	const unsigned int all_biases = GB_BIT(GPIOD_LINE_BIAS_AS_IS) | GB_BIT(GPIOD_LINE_BIAS_DISABLED) |
+					GB_BIT(GPIOD_LINE_BIAS_PULL_UP) | GB_BIT(GPIOD_LINE_BIAS_PULL_DOWN);
+	const unsigned int all_drives = GB_BIT(GPIOD_LINE_DRIVE_PUSH_PULL) |
+					GB_BIT(GPIOD_LINE_DRIVE_OPEN_DRAIN) |
+					GB_BIT(GPIOD_LINE_DRIVE_OPEN_SOURCE);
+	const unsigned int both = GB_BIT(GPIOD_LINE_DIRECTION_INPUT) |
+				  GB_BIT(GPIOD_LINE_DIRECTION_OUTPUT);
+	const struct {
+		bool missing;
+		const char *text;
+	} rules[] = {
+		{ (e->directions & both) != both, "directions = input, output" },
+		{ !e->direction_may_change, "direction-may-change = yes" },
+		{ (e->edges & all_edges) != all_edges, "edges = rising, falling, both" },
+		{ (e->biases & all_biases) != all_biases, "bias = as-is, disabled, pull-up, pull-down" },
+		{ (e->drives & all_drives) != all_drives, "drive = push-pull, open-drain, open-source" },
+	};
+	size_t len = 0;
+
+	if (size)
+		buf[0] = '\0';
+	for (size_t i = 0; i < ELEMENTSOF(rules); i++)
+		if (rules[i].missing && len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "; " : "",
+						rules[i].text);
+	return len ? buf : NULL;
+}
+
 /* --- evaluation -------------------------------------------------------------- */
 
 static bool entry_covers(const struct gb_policy_entry *e, const struct gb_line_ident *l)

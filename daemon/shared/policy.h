@@ -261,6 +261,18 @@ const char *gb_chip_udev_get(const struct gb_chip_udev *u, const char *key);
  */
 int gb_policy_lookup_sysroot(struct gb_policy *p, const char *file, const char *name,
 			     unsigned int *id);
+/**
+ * The uid (@p user) or gid of @p name: in the image's etc/passwd or etc/group with a
+ * sysroot (gb_policy_lookup_sysroot()), else by NSS. 1 and *@p id, 0 if unknown,
+ * < 0 if the image's file cannot be used.
+ */
+int gb_policy_lookup_name(struct gb_policy *p, bool user, const char *name, unsigned int *id);
+/**
+ * What @p e lacks to allow everything a holder of the kernel's own line fd (or of a
+ * chip of its own) can set: "directions = input, output; edges = ..." in @p buf, or
+ * NULL if it lacks nothing. direct = yes and [slice] lines need it to lack nothing.
+ */
+const char *gb_policy_entry_fd_missing(const struct gb_policy_entry *e, char *buf, size_t size);
 /** The number of "\n"-ended lines in @p s (errors, warnings); 0 for NULL. */
 unsigned int gb_policy_count_lines(const char *s);
 
