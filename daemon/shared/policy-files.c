@@ -71,7 +71,8 @@ int gb_policy_finish(struct gb_policy *p, char **errors)
 				n++;
 			}
 		}
-	return n + gb_policy_actions_finish(p, errors);
+	n += gb_policy_actions_finish(p, errors);
+	return n + gb_policy_slices_finish(p, errors);
 }
 
 static int load_file(struct gb_policy *p, int dirfd, const char *dir, const char *name,

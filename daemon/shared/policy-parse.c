@@ -37,9 +37,10 @@ struct parser {
 	unsigned int line;
 	char **errors;
 	int n_errors;
-	enum { SEC_NONE, SEC_BROKER, SEC_ENTRY, SEC_ACTION } section;
+	enum { SEC_NONE, SEC_BROKER, SEC_ENTRY, SEC_ACTION, SEC_SLICE } section;
 	struct gb_policy_entry cur;
 	struct gb_policy_action act;
+	struct gb_policy_slice slice;
 	unsigned long seen;  /* keys seen in this section (bit per key) */
 	bool broker_seen;
 };
@@ -310,10 +311,13 @@ static int set_key(struct parser *p, const char *key, char *value)
 	unsigned int v;
 	bool b;
 
-	if (p->section == SEC_ACTION) {
+	if (p->section == SEC_ACTION || p->section == SEC_SLICE) {
 		char msg[400];
 
-		r = gb_policy_action_set_key(&p->act, key, value, &p->seen, msg, sizeof(msg));
+		r = p->section == SEC_ACTION ?
+			gb_policy_action_set_key(&p->act, key, value, &p->seen, msg, sizeof(msg)) :
+			gb_policy_slice_set_key(p->policy, &p->slice, key, value, p->line, &p->seen,
+						msg, sizeof(msg));
 		if (r == -EINVAL)
 			ERR(p, "%s", msg);
 		return r;
@@ -461,15 +465,16 @@ static int end_section(struct parser *p)
 	int before = p->n_errors;
 	bool out, in;
 
-	if (p->section == SEC_ACTION) {
-		int n = gb_policy_action_end(p->policy, &p->act, p->errors);
+	if (p->section == SEC_ACTION || p->section == SEC_SLICE) {
+		int n = p->section == SEC_ACTION ? gb_policy_action_end(p->policy, &p->act, p->errors) :
+			gb_policy_slice_end(p->policy, &p->slice, p->errors);
 
 		if (n < 0)
 			return n;
 		p->n_errors += n;
 	}
 	if (p->section != SEC_ENTRY)
-		goto done; /* [broker] and [action] are checked as they are read */
+		goto done; /* [broker], [action] and [slice] are checked as they are read */
 	/* Errors about the section as a whole point at its header. */
 	p->line = e->lineno;
 	out = e->directions & GB_BIT(GPIOD_LINE_DIRECTION_OUTPUT);
@@ -526,6 +531,7 @@ static int end_section(struct parser *p)
 	}
 done:
 	gb_policy_action_clear(&p->act);
+	gb_policy_slice_clear(&p->slice);
 	gb_policy_entry_clear(e);
 	memset(e, 0, sizeof(*e));
 	p->section = SEC_NONE;
@@ -538,7 +544,8 @@ static int begin_section(struct parser *p, char *hdr)
 	char *close = strchr(hdr, ']'), *kind, *name;
 
 	if (!close || trim(close + 1)[0]) {
-		ERR(p, "a section header is '[line NAME]', '[group NAME]', '[action NAME]' or '[broker]'");
+		ERR(p, "a section header is '[line NAME]', '[group NAME]', '[action NAME]', "
+		    "'[slice NAME]' or '[broker]'");
 		return -EINVAL;
 	}
 	*close = '\0';
@@ -561,8 +568,17 @@ static int begin_section(struct parser *p, char *hdr)
 		p->section = SEC_BROKER;
 		return 0;
 	}
+	if (strcmp(kind, "slice") == 0) {
+		char msg[300];
+		int r = gb_policy_slice_begin(&p->slice, name, p->file, p->line, msg, sizeof(msg));
+
+		if (r == -EINVAL)
+			ERR(p, "%s", msg);
+		p->section = SEC_SLICE;
+		return r;
+	}
 	if (strcmp(kind, "line") != 0 && strcmp(kind, "group") != 0 && strcmp(kind, "action") != 0) {
-		ERR(p, "unknown section kind '%s' (line, group, action or broker)", kind);
+		ERR(p, "unknown section kind '%s' (line, group, action, slice or broker)", kind);
 		return -EINVAL;
 	}
 	if (!gb_policy_valid_name(name)) {
@@ -624,6 +640,7 @@ int gb_policy_parse(struct gb_policy *policy, const char *name, const char *text
 				gb_policy_entry_clear(&p.cur);
 				memset(&p.cur, 0, sizeof(p.cur));
 				gb_policy_action_clear(&p.act);
+				gb_policy_slice_clear(&p.slice);
 				p.section = -1; /* skip keys until the next valid header */
 			}
 			continue;
@@ -650,6 +667,7 @@ int gb_policy_parse(struct gb_policy *policy, const char *name, const char *text
 	}
 	gb_policy_entry_clear(&p.cur);
 	gb_policy_action_clear(&p.act);
+	gb_policy_slice_clear(&p.slice);
 	return r < 0 ? r : p.n_errors;
 }
 

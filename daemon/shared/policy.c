@@ -99,6 +99,9 @@ void gb_policy_free(struct gb_policy *p)
 		free(p->actions[i].unit);
 	}
 	free(p->actions);
+	for (size_t i = 0; i < p->n_slices; i++)
+		gb_policy_slice_clear(&p->slices[i]);
+	free(p->slices);
 	free(p->sysroot);
 	if (p->sysroot_fd >= 0)
 		close(p->sysroot_fd);
@@ -108,6 +111,24 @@ void gb_policy_free(struct gb_policy *p)
 	free(p->group.error);
 	free(p->warnings);
 	free(p);
+}
+
+static void strv_free_n(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Here, not in policy-slice.c, which calls this file: the policy's free needs it. */
+void gb_policy_slice_clear(struct gb_policy_slice *s)
+{
+	free(s->file);
+	free(s->name);
+	strv_free_n(s->lines, s->n_lines);
+	strv_free_n(s->users, s->n_users);
+	strv_free_n(s->groups, s->n_groups);
+	memset(s, 0, sizeof(*s));
 }
 
 const char *gb_safe_state_name(enum gb_safe_state s)

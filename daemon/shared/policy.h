@@ -123,6 +123,21 @@ struct gb_policy_action {
 	enum gb_action_job job;
 };
 
+/* [slice NAME]: lines that its users and groups get as a chip of their own, made
+ * from them by the kernel's gpio-aggregator (gpiod-broker.policy(5), "SLICES"). The
+ * policy only says which lines and for whom; the chip is made by gpiod-broker-slices. */
+struct gb_policy_slice {
+	char *file;
+	unsigned int lineno;
+	char *name;
+	char **lines;      /* items as written: alias, kernel line name or CHIP:OFFSET */
+	size_t n_lines;
+	char **users;      /* as written: names or numeric ids */
+	size_t n_users;
+	char **groups;
+	size_t n_groups;
+};
+
 /* An image's etc/passwd or etc/group, read once, when a name is first looked up. */
 struct gb_sysroot_names {
 	char *text; /* NUL-terminated */
@@ -135,6 +150,8 @@ struct gb_policy {
 	size_t n_entries;
 	struct gb_policy_action *actions;
 	size_t n_actions;
+	struct gb_policy_slice *slices;
+	size_t n_slices;
 	bool root_bypass;
 	/* Set by gb_policy_load_from() to resolve user and group names from
 	 * SYSROOT/etc/passwd and SYSROOT/etc/group instead of NSS (an image's tree,
@@ -363,6 +380,52 @@ const char *gb_action_job_name(enum gb_action_job j);
  * number.
  */
 int gb_policy_actions_check_units(const struct gb_policy *p, int rootfd, char **errors);
+
+/* --- slices (policy-slice.c) --- */
+
+/** The slice named @p name, or NULL. */
+const struct gb_policy_slice *gb_policy_find_slice(const struct gb_policy *p, const char *name);
+/** The slice that holds policy line item @p item (as written in an entry or alias), or NULL. */
+const struct gb_policy_slice *gb_policy_slice_of_item(const struct gb_policy *p, const char *item);
+
+/**
+ * Start a fresh [slice NAME] section read at @p file:@p lineno. 0, -EINVAL with the
+ * message in @p err (a name that cannot be a file name and a D-Bus path element), or
+ * -ENOMEM.
+ */
+int gb_policy_slice_begin(struct gb_policy_slice *s, const char *name, const char *file,
+			  unsigned int lineno, char *err, size_t size);
+/**
+ * One "key = value" at @p lineno of a [slice] section. 0, -EINVAL with the message in
+ * @p err, or -ENOMEM. A user or group name nobody has is a warning in @p p's
+ * warnings, as for entries. @p seen is the section's keys so far (a bit per key).
+ */
+int gb_policy_slice_set_key(struct gb_policy *p, struct gb_policy_slice *s, const char *key,
+			    const char *value, unsigned int lineno, unsigned long *seen, char *err,
+			    size_t size);
+/**
+ * The section ends: what it lacks, each by gb_policy_add_error() at its header.
+ * Without errors it moves into @p p (and @p s is left empty). Returns the number of
+ * errors, or -ENOMEM.
+ */
+int gb_policy_slice_end(struct gb_policy *p, struct gb_policy_slice *s, char **errors);
+/** Free what one slice holds, and zero it. */
+void gb_policy_slice_clear(struct gb_policy_slice *s);
+/**
+ * Checks across the whole policy, as far as they can be told without the chips: unique
+ * slice names; each line covered by an entry that allows everything a chip's consumer
+ * can set; no line in two slices, twice in one, or observed by an action. Errors
+ * appended; returns their number.
+ */
+int gb_policy_slices_finish(struct gb_policy *p, char **errors);
+/**
+ * --check-policy: whether the kernel can make the slices (CONFIG_GPIO_AGGREGATOR):
+ * with @p sysroot, from the image's boot/config-*, else from this machine's sysfs and
+ * /lib/modules. "file:line: warning: ..." for each slice it cannot make, or one
+ * "note: ..." when there is no kernel config to tell, printed to @p out. Returns the
+ * number of warnings.
+ */
+int gb_policy_slices_check_kernel(const struct gb_policy *p, const char *sysroot, FILE *out);
 
 /**
  * A polkit rule (JavaScript, for /etc/polkit-1/rules.d/) that lets @p user start,
