@@ -400,8 +400,9 @@ static int check_policy(void)
 	_cleanup_free_ char *dir = offline_policy_dir();
 	struct gb_chip_ident *chips = NULL;
 	struct gb_policy *p = NULL;
-	size_t n_chips = 0, entries = 0;
+	size_t n_chips = 0, entries = 0, slices = 0;
 	unsigned int n_err, n_warn;
+	char slices_text[32] = "";
 
 	if (!dir)
 		return log_error_errno(ENOMEM, "out of memory");
@@ -419,8 +420,8 @@ static int check_policy(void)
 		gb_policy_check_identity(p, chips, n_chips, &errors);
 		gb_policy_check_chips(p, chips, n_chips, &errors, &warnings);
 		entries = p->n_entries;
+		slices = p->n_slices;
 	}
-	gb_policy_free(p);
 	for (size_t i = 0; i < n_chips; i++) {
 		for (unsigned int k = 0; chips[i].line_names && k < chips[i].num_lines; k++)
 			free((char *)chips[i].line_names[k]);
@@ -436,12 +437,18 @@ static int check_policy(void)
 	free(chips);
 	print_problems(errors, NULL);
 	print_problems(warnings, "warning");
+	/* The image's kernel with --root, else this one: a slice it cannot make. */
+	n_warn = gb_policy_count_lines(warnings);
+	if (p)
+		n_warn += (unsigned int)gb_policy_slices_check_kernel(p, arg_root, stdout);
+	gb_policy_free(p);
 	print_problems(notes, "note");
 	n_err = gb_policy_count_lines(errors);
-	n_warn = gb_policy_count_lines(warnings);
+	if (slices)
+		snprintf(slices_text, sizeof(slices_text), ", %zu slice%s", slices, slices == 1 ? "" : "s");
 	fflush(stdout);
-	fprintf(stderr, "%s: %s: %zu entr%s, %u error%s, %u warning%s%s\n", dir,
-		n_err ? "rejected" : "valid", entries, entries == 1 ? "y" : "ies", n_err,
+	fprintf(stderr, "%s: %s: %zu entr%s%s, %u error%s, %u warning%s%s\n", dir,
+		n_err ? "rejected" : "valid", entries, entries == 1 ? "y" : "ies", slices_text, n_err,
 		n_err == 1 ? "" : "s", n_warn, n_warn == 1 ? "" : "s",
 		arg_root ? "" : n_chips ? " (checked against the chips present)" : " (no chips present)");
 	return n_err ? 1 : 0;

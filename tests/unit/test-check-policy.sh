@@ -5,7 +5,8 @@
 # an unknown user is a warning, not an error. With --root, everything is read in
 # the image: its symlinks are followed inside it, never onto this machine, and a
 # fifo, a device or an oversized file is a named error at once (each run has a
-# timeout, so a hang fails). TAP output.
+# timeout, so a hang fails). Slices are counted, and checked against the image's
+# kernel config (boot/config-*) for the gpio-aggregator. TAP output.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 broker=${GB_TEST_BROKER:?}
@@ -225,4 +226,36 @@ printf '[line relay]\nchip = /dev/gpiochip0\noffset = 0\nusers = root\ndirection
 run --check-policy="$work/ident" --root="$work/root"
 desc="--root: a chip path that is not a /dev/gpio/by-* link is an error at its line"
 check test "$rc" = 1 -a "$(cat "$work/out")" = "$work/ident/10-usb.conf:2: 'chip' = '/dev/gpiochip0': a path must be a link under /dev/gpio/by-path/ or /dev/gpio/by-id/ (or name the chip gpiochipN, by label, or by udev properties, KEY=VALUE)"
+
+# Slices, with --root: counted in the summary; the image's kernel (boot/config-*)
+# must build the gpio-aggregator, or each slice is a warning; no config, a note.
+sl=$work/sl
+mkdir -p "$sl/etc" "$sl/pol"
+echo "root:x:0:0:root:/root:/bin/sh" > "$sl/etc/passwd"
+echo "root:x:0:" > "$sl/etc/group"
+printf '[line lab-gpio]\nchip = gpiochip0\noffset = 3\nusers = root\ndirections = input, output\ndirection-may-change = yes\nedges = rising, falling, both\nbias = as-is, disabled, pull-up, pull-down\ndrive = push-pull, open-drain, open-source\n\n[slice lab]\nlines = lab-gpio\nusers = root\n' \
+	> "$sl/pol/10-lab.conf"
+chmod 0644 "$sl/pol/10-lab.conf"
+run --check-policy="$sl/pol" --root="$sl"
+desc="--root, a slice, no kernel config in the image: valid, a note that the aggregator could not be checked"
+check test "$rc" = 0 -a "$(cat "$work/out")" = "$sl/pol/10-lab.conf:11: note: no kernel config in $sl/boot: the aggregator could not be checked"
+desc="the summary counts the slices"
+check grep -qx "$sl/pol: valid: 1 entry, 1 slice, 0 errors, 0 warnings" "$work/err"
+mkdir -p "$sl/boot"
+printf 'CONFIG_GPIOLIB=y\n# CONFIG_GPIO_AGGREGATOR is not set\n' > "$sl/boot/config-6.1"
+run --check-policy="$sl/pol" --root="$sl"
+desc="--root, the image's kernel without CONFIG_GPIO_AGGREGATOR: a warning at the slice, exit 0"
+check test "$rc" = 0 -a "$(cat "$work/out")" = "$sl/pol/10-lab.conf:11: warning: this kernel has no gpio-aggregator (CONFIG_GPIO_AGGREGATOR): the slice cannot be made (boot/config-6.1)"
+desc="the kernel's warning is counted"
+check grep -qx "$sl/pol: valid: 1 entry, 1 slice, 0 errors, 1 warning" "$work/err"
+printf 'CONFIG_GPIOLIB=y\nCONFIG_GPIO_AGGREGATOR=y\n' > "$sl/boot/config-6.1"
+run --check-policy="$sl/pol" --root="$sl"
+desc="--root, CONFIG_GPIO_AGGREGATOR=y: no problem at all"
+check test "$rc" = 0 -a ! -s "$work/out" -a "$(cat "$work/err")" = "$sl/pol: valid: 1 entry, 1 slice, 0 errors, 0 warnings"
+printf '[line narrow]\nchip = gpiochip0\noffset = 4\nusers = root\ndirections = input\n\n[slice narrow]\nlines = gpiochip0:4\nusers = root\n' \
+	> "$sl/pol/20-narrow.conf"
+chmod 0644 "$sl/pol/20-narrow.conf"
+run --check-policy="$sl/pol" --root="$sl"
+desc="a slice of a line whose entry does not allow everything: file:line: error naming what is missing, exit 1"
+check test "$rc" = 1 -a "$(grep -c "^$sl/pol/20-narrow.conf:7: \[slice narrow\]: line 'gpiochip0:4' goes to a chip whose consumer can set anything, .* its entry \[line narrow\] ($sl/pol/20-narrow.conf:1) must allow all of it: missing directions = input, output; " "$work/out")" = 1
 echo "1..$n"
