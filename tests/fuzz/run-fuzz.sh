@@ -3,7 +3,8 @@
 # for p2p, whose inputs each open a connection) or time (GB_FUZZ_SECONDS). TAP
 # output.
 #
-#   run-fuzz.sh policy   the policy parser, seeded with the example policies
+#   run-fuzz.sh policy   the policy parser, seeded with the example policies and
+#                        policy-seeds/ (what the examples do not show)
 #   run-fuzz.sh record   the restart record parser, seeded with record-corpus/
 #   run-fuzz.sh p2p      the private connection, seeded with real calls written by
 #                        tests/fuzz/fuzz-p2p-seeds (GB_FUZZ_SEEDS)
@@ -22,7 +23,10 @@ trap 'rm -rf "$work"' EXIT
 mkdir "$work/corpus"
 opts=
 case "$what" in
-policy) cp "$here"/../../policy/examples/*.conf "$work/corpus/"; subject="policy parser" ;;
+policy)
+	cp "$here"/../../policy/examples/*.conf "$here"/policy-seeds/*.conf "$work/corpus/"
+	subject="policy parser"
+	;;
 record) cp "$here"/record-corpus/* "$work/corpus/"; subject="record parser" ;;
 p2p)
 	subject="private connection"
