@@ -515,7 +515,7 @@ int gb_policy_slices_check_kernel(const struct gb_policy *p, const char *sysroot
 	if (has < 0) {
 		int l = (int)strlen(sysroot);
 
-		while (l > 1 && sysroot[l - 1] == '/')
+		while (l > 0 && sysroot[l - 1] == '/')
 			l--;
 		fprintf(out, "%s:%u: note: no kernel config in %.*s/boot: the aggregator could not be "
 			"checked\n", p->slices[0].file, p->slices[0].lineno, l, sysroot);
