@@ -29,6 +29,26 @@ else
 	not_ok "systemd-analyze security: exposure ${score:-unknown} <= 1.5"
 fi
 
+# The slices' root helper (gpiod-broker-slices.service): verified beside the broker's
+# unit, which wants it, and as hardened as a root helper that writes /sys and /dev
+# can be (1.2 when written).
+slices=${GB_TEST_SLICES:-$(dirname "$broker")/gpiod-broker-slices}
+sed -e "s|@libexecdir@/gpiod-broker-slices|$slices|" "$here/../../systemd/gpiod-broker-slices.service.in" \
+	> "$work/gpiod-broker-slices.service"
+if "$sa" verify --man=no "$work/gpiod-broker.service" "$work/gpiod-broker-slices.service" > "$work/out" 2>&1 &&
+   ! [ -s "$work/out" ]; then
+	ok "systemd-analyze verify of both units: no complaints"
+else
+	not_ok "systemd-analyze verify of both units: no complaints"
+fi
+"$sa" security --offline=yes "$work/gpiod-broker-slices.service" > "$work/out" 2>&1
+score=$(sed -n 's/.*Overall exposure level for gpiod-broker-slices.service: \([0-9.]*\).*/\1/p' "$work/out")
+if [ -n "$score" ] && "$sa" security --offline=yes --threshold=15 "$work/gpiod-broker-slices.service" >/dev/null 2>&1; then
+	ok "systemd-analyze security of the slices' unit: exposure $score <= 1.5"
+else
+	not_ok "systemd-analyze security of the slices' unit: exposure ${score:-unknown} <= 1.5"
+fi
+
 for key in Type=notify WatchdogSec= User=gpiod-broker DevicePolicy=closed \
 	   "DeviceAllow=char-gpiochip rw" ProtectSystem=strict Restart=on-failure BusName=org.gpiodbroker1 \
 	   FileDescriptorStoreMax= RuntimeDirectory=gpiod-broker RuntimeDirectoryPreserve=yes; do
