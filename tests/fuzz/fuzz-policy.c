@@ -33,6 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		gb_policy_check_request(p, &l, &c, &cfg, true, "label", reason, sizeof(reason));
 		gb_policy_check_use(p, &l, &c, reason, sizeof(reason));
 		gb_policy_find_alias(p, "reset");
+		/* What the slices' helper asks of what the parser made. */
+		gb_policy_find_slice(p, "lab");
+		gb_policy_slice_of_item(p, "reset");
+		gb_policy_slice_of_item(p, "gpiochip0:3");
 		{
 			/* The checks against present chips, on what the parser made. */
 			const char *const names[] = { NULL, "reset", "led", NULL };
