@@ -445,11 +445,12 @@ static int check_policy(void)
 	print_problems(notes, "note");
 	n_err = gb_policy_count_lines(errors);
 	if (slices)
-		snprintf(slices_text, sizeof(slices_text), ", %zu slice%s", slices, slices == 1 ? "" : "s");
+		snprintf(slices_text, sizeof(slices_text), ", %zu slice%s", slices,
+			 slices == 1 ? "" : "s");
 	fflush(stdout);
 	fprintf(stderr, "%s: %s: %zu entr%s%s, %u error%s, %u warning%s%s\n", dir,
-		n_err ? "rejected" : "valid", entries, entries == 1 ? "y" : "ies", slices_text, n_err,
-		n_err == 1 ? "" : "s", n_warn, n_warn == 1 ? "" : "s",
+		n_err ? "rejected" : "valid", entries, entries == 1 ? "y" : "ies", slices_text,
+		n_err, n_err == 1 ? "" : "s", n_warn, n_warn == 1 ? "" : "s",
 		arg_root ? "" : n_chips ? " (checked against the chips present)" : " (no chips present)");
 	return n_err ? 1 : 0;
 }

@@ -59,8 +59,9 @@ int gb_policy_slice_begin(struct gb_policy_slice *s, const char *name, const cha
 {
 	memset(s, 0, sizeof(*s));
 	if (!valid_slice_name(name)) {
-		snprintf(err, size, "'%s' is not a valid slice name: 1-%d letters, digits, '-' or '_' "
-			 "(it becomes a file name and a D-Bus path element)", name, SLICE_NAME_MAX);
+		snprintf(err, size, "'%s' is not a valid slice name: 1-%d letters, digits, '-' or "
+			 "'_' (it becomes a file name and a D-Bus path element)", name,
+			 SLICE_NAME_MAX);
 		return -EINVAL;
 	}
 	s->lineno = lineno;
@@ -152,8 +153,8 @@ static int check_who(struct gb_policy *p, const struct gb_policy_slice *s, bool 
 	unsigned int id;
 
 	if (strcmp(item, "*") == 0) {
-		snprintf(err, size, "a slice is for named users and groups: '*' would hand its chip "
-			 "to everyone");
+		snprintf(err, size, "a slice is for named users and groups: '*' would hand its "
+			 "chip to everyone");
 		return -EINVAL;
 	}
 	if (all_digits(item)) {
@@ -217,14 +218,14 @@ int gb_policy_slice_end(struct gb_policy *p, struct gb_policy_slice *s, char **e
 	int n = 0;
 
 	if (!s->n_lines) {
-		gb_policy_add_error(errors, s->file, s->lineno, "[slice %s]: which lines? give 'lines' "
-				    "(aliases, line names or CHIP:OFFSET)", s->name);
+		gb_policy_add_error(errors, s->file, s->lineno, "[slice %s]: which lines? give "
+				    "'lines' (aliases, line names or CHIP:OFFSET)", s->name);
 		n++;
 	}
 	/* Whether someone was named, not whether they exist: see check_who(). */
 	if (!s->n_users && !s->n_groups) {
-		gb_policy_add_error(errors, s->file, s->lineno, "[slice %s]: nobody may use it; add "
-				    "'users' or 'groups'", s->name);
+		gb_policy_add_error(errors, s->file, s->lineno, "[slice %s]: nobody may use it; "
+				    "add 'users' or 'groups'", s->name);
 		n++;
 	}
 	if (n)
@@ -354,10 +355,11 @@ static int check_line(const struct gb_policy *p, const struct gb_policy_slice *s
 	char missing[300], where[300];
 	int n = 0;
 
-#define SERR(...) do { gb_policy_add_error(errors, s->file, s->lineno, __VA_ARGS__); n++; } while (0)
+#define SERR(...) \
+	do { gb_policy_add_error(errors, s->file, s->lineno, __VA_ARGS__); n++; } while (0)
 	if (!e) {
-		SERR("[slice %s]: no entry covers line '%s': a slice hands out only lines the policy "
-		     "has (name it as its entry does, or by its alias)", s->name, item);
+		SERR("[slice %s]: no entry covers line '%s': a slice hands out only lines the "
+		     "policy has (name it as its entry does, or by its alias)", s->name, item);
 	} else if (gb_policy_entry_fd_missing(e, missing, sizeof(missing))) {
 		gb_policy_entry_describe(e, where, sizeof(where));
 		SERR("[slice %s]: line '%s' goes to a chip whose consumer can set anything, which "
@@ -366,19 +368,20 @@ static int check_line(const struct gb_policy *p, const struct gb_policy_slice *s
 	}
 	for (size_t j = 0; j < k; j++)
 		if (same_item(p, item, s->lines[j]))
-			SERR("[slice %s]: '%s' and '%s' are the same line", s->name, s->lines[j], item);
+			SERR("[slice %s]: '%s' and '%s' are the same line", s->name, s->lines[j],
+			     item);
 	for (const struct gb_policy_slice *o = p->slices; o < s; o++)
 		for (size_t j = 0; j < o->n_lines; j++)
 			if (same_item(p, item, o->lines[j]))
-				SERR("[slice %s]: line '%s' is already in [slice %s] (%s:%u)", s->name,
-				     item, o->name, o->file, o->lineno);
+				SERR("[slice %s]: line '%s' is already in [slice %s] (%s:%u)",
+				     s->name, item, o->name, o->file, o->lineno);
 	for (size_t j = 0; j < p->n_actions; j++) {
 		const struct gb_policy_action *a = &p->actions[j];
 
 		if (a->line && same_item(p, item, a->line))
-			SERR("[slice %s]: line '%s' is observed by [action %s] (%s:%u); an action's "
-			     "watch and a slice cannot share a line: the aggregator takes the line",
-			     s->name, item, a->name, a->file, a->lineno);
+			SERR("[slice %s]: line '%s' is observed by [action %s] (%s:%u); an "
+			     "action's watch and a slice cannot share a line: the aggregator "
+			     "takes the line", s->name, item, a->name, a->file, a->lineno);
 	}
 #undef SERR
 	return n;
@@ -393,9 +396,11 @@ int gb_policy_slices_finish(struct gb_policy *p, char **errors)
 
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(s->name, p->slices[j].name) == 0) {
+				const struct gb_policy_slice *o = &p->slices[j];
+
 				gb_policy_add_error(errors, s->file, s->lineno,
 						    "the slice name '%s' is already used at %s:%u",
-						    s->name, p->slices[j].file, p->slices[j].lineno);
+						    s->name, o->file, o->lineno);
 				n++;
 				break;
 			}
@@ -474,7 +479,8 @@ static bool lists_aggregator(const char *path)
 	bool found = false;
 
 	while (f && !found && getline(&line, &cap, f) > 0) {
-		const char *end = line + strcspn(line, ":\n"), *m = strstr(line, "gpio-aggregator.ko");
+		const char *end = line + strcspn(line, ":\n");
+		const char *m = strstr(line, "gpio-aggregator.ko");
 
 		found = m && m < end && (m == line || m[-1] == '/');
 	}
@@ -517,13 +523,14 @@ int gb_policy_slices_check_kernel(const struct gb_policy *p, const char *sysroot
 
 		while (l > 0 && sysroot[l - 1] == '/')
 			l--;
-		fprintf(out, "%s:%u: note: no kernel config in %.*s/boot: the aggregator could not be "
-			"checked\n", p->slices[0].file, p->slices[0].lineno, l, sysroot);
+		fprintf(out, "%s:%u: note: no kernel config in %.*s/boot: the aggregator could not "
+			"be checked\n", p->slices[0].file, p->slices[0].lineno, l, sysroot);
 		return 0;
 	}
 	for (size_t i = 0; !has && i < p->n_slices; i++, n++)
 		fprintf(out, "%s:%u: warning: this kernel has no gpio-aggregator "
-			"(CONFIG_GPIO_AGGREGATOR): the slice cannot be made%s%s%s\n", p->slices[i].file,
-			p->slices[i].lineno, *which ? " (" : "", which, *which ? ")" : "");
+			"(CONFIG_GPIO_AGGREGATOR): the slice cannot be made%s%s%s\n",
+			p->slices[i].file, p->slices[i].lineno, *which ? " (" : "", which,
+			*which ? ")" : "");
 	return n;
 }

@@ -278,10 +278,12 @@ int gb_policy_lookup_name(struct gb_policy *p, bool user, const char *name, unsi
  * for every way the policy hands such a thing out (direct = yes, a [slice]). */
 const char *gb_policy_entry_fd_missing(const struct gb_policy_entry *e, char *buf, size_t size)
 {
-	const unsigned int all_edges = GB_BIT(GPIOD_LINE_EDGE_NONE) | GB_BIT(GPIOD_LINE_EDGE_RISING) |
-				       GB_BIT(GPIOD_LINE_EDGE_FALLING) | GB_BIT(GPIOD_LINE_EDGE_BOTH);
-	const unsigned int all_biases = GB_BIT(GPIOD_LINE_BIAS_AS_IS) | GB_BIT(GPIOD_LINE_BIAS_DISABLED) |
-					GB_BIT(GPIOD_LINE_BIAS_PULL_UP) | GB_BIT(GPIOD_LINE_BIAS_PULL_DOWN);
+	const unsigned int all_edges =
+		GB_BIT(GPIOD_LINE_EDGE_NONE) | GB_BIT(GPIOD_LINE_EDGE_RISING) |
+		GB_BIT(GPIOD_LINE_EDGE_FALLING) | GB_BIT(GPIOD_LINE_EDGE_BOTH);
+	const unsigned int all_biases =
+		GB_BIT(GPIOD_LINE_BIAS_AS_IS) | GB_BIT(GPIOD_LINE_BIAS_DISABLED) |
+		GB_BIT(GPIOD_LINE_BIAS_PULL_UP) | GB_BIT(GPIOD_LINE_BIAS_PULL_DOWN);
 	const unsigned int all_drives = GB_BIT(GPIOD_LINE_DRIVE_PUSH_PULL) |
 					GB_BIT(GPIOD_LINE_DRIVE_OPEN_DRAIN) |
 					GB_BIT(GPIOD_LINE_DRIVE_OPEN_SOURCE);
@@ -294,8 +296,10 @@ const char *gb_policy_entry_fd_missing(const struct gb_policy_entry *e, char *bu
 		{ (e->directions & both) != both, "directions = input, output" },
 		{ !e->direction_may_change, "direction-may-change = yes" },
 		{ (e->edges & all_edges) != all_edges, "edges = rising, falling, both" },
-		{ (e->biases & all_biases) != all_biases, "bias = as-is, disabled, pull-up, pull-down" },
-		{ (e->drives & all_drives) != all_drives, "drive = push-pull, open-drain, open-source" },
+		{ (e->biases & all_biases) != all_biases,
+		  "bias = as-is, disabled, pull-up, pull-down" },
+		{ (e->drives & all_drives) != all_drives,
+		  "drive = push-pull, open-drain, open-source" },
 	};
 	size_t len = 0;
 

@@ -134,8 +134,9 @@ START_TEST(test_unknown_names)
 
 	ck_assert_msg(n == 0, "errors: %s", errors);
 	ck_assert_uint_eq(p->n_slices, 1);
-	ck_assert_msg(p->warnings && strstr(p->warnings, "t.conf:3: unknown user 'gb-no-such-user-x'"),
-		      "%s", p->warnings);
+	ck_assert_msg(p->warnings &&
+		      strstr(p->warnings, "t.conf:3: unknown user 'gb-no-such-user-x'"), "%s",
+		      p->warnings);
 	ck_assert_msg(strstr(p->warnings, "t.conf:4: unknown group 'gb-no-such-group-x'"), "%s",
 		      p->warnings);
 	ck_assert_uint_eq(gb_policy_count_lines(p->warnings), 2);
@@ -199,7 +200,8 @@ static const struct {
 	  "name or CHIP:OFFSET" },
 	{ "[slice s]\nlines = gpiochip0:\nusers = 0\n" ENTRIES,
 	  "t.conf:2: 'lines': 'gpiochip0:' is not an alias, a line name or CHIP:OFFSET" },
-	{ "[slice s]\nlines = door\x01\nusers = 0\n" ENTRIES, "t.conf:2: 'lines': 'door\x01' is not" },
+	{ "[slice s]\nlines = door\x01\nusers = 0\n" ENTRIES,
+	  "t.conf:2: 'lines': 'door\x01' is not" },
 	/* The alias and its entry's chip and offset are one line. */
 	{ "[slice s]\nlines = door gpiochip0:1\nusers = 0\n" ENTRIES,
 	  "t.conf:1: [slice s]: 'door' and 'gpiochip0:1' are the same line" },
@@ -217,7 +219,8 @@ static const struct {
 	  "edges = rising, falling, both; bias = as-is, disabled, pull-up, pull-down; "
 	  "drive = push-pull, open-drain, open-source" },
 	{ "[slice s]\nlines = gpiochip0:2\nusers = 0\n" ENTRIES,
-	  "t.conf:1: [slice s]: line 'gpiochip0:2' goes to a chip whose consumer can set anything" },
+	  "t.conf:1: [slice s]: line 'gpiochip0:2' goes to a chip whose consumer can set "
+	  "anything" },
 	/* One missing rule is named alone. */
 	{ "[slice s]\nlines = x\nusers = 0\n"
 	  "[line x]\nchip = c\noffset = 0\nusers = 0\ndirections = input, output\n"
@@ -225,7 +228,8 @@ static const struct {
 	  "bias = disabled, pull-up, pull-down\ndrive = open-drain\n",
 	  "its entry [line x] (t.conf:4) must allow all of it: missing drive = push-pull, "
 	  "open-drain, open-source\n" },
-	{ "[slice a]\nlines = door\nusers = 0\n[slice b]\nlines = gpiochip0:1\ngroups = 0\n" ENTRIES,
+	{ "[slice a]\nlines = door\nusers = 0\n[slice b]\nlines = gpiochip0:1\ngroups = 0\n"
+	  ENTRIES,
 	  "t.conf:4: [slice b]: line 'gpiochip0:1' is already in [slice a] (t.conf:1)" },
 	{ "[slice a]\nlines = gpio-sim.0:5\nusers = 0\n[slice b]\nlines = gpio-sim.0:5\nusers = 0\n"
 	  ENTRIES, "t.conf:4: [slice b]: line 'gpio-sim.0:5' is already in [slice a] (t.conf:1)" },
@@ -240,7 +244,8 @@ static const struct {
 	  "t.conf:1: [slice s]: line 'led' is observed by [action btn] (t.conf:4)" },
 	{ "[slice s]\nlines = door\nusers = 0\n[slice s]\nlines = led\nusers = 0\n" ENTRIES,
 	  "t.conf:4: the slice name 's' is already used at t.conf:1" },
-	{ "[bogus s]\n", "t.conf:1: unknown section kind 'bogus' (line, group, action, slice or broker)" },
+	{ "[bogus s]\n",
+	  "t.conf:1: unknown section kind 'bogus' (line, group, action, slice or broker)" },
 	{ "[slice s] x\n", "t.conf:1: a section header is '[line NAME]', '[group NAME]', "
 	  "'[action NAME]', '[slice NAME]' or '[broker]'" },
 };
@@ -272,7 +277,8 @@ START_TEST(test_two_files)
 	ck_assert_int_eq(gb_policy_parse(p, "20-b.conf", b, strlen(b), &errors), 0);
 	n = gb_policy_finish(p, &errors);
 	ck_assert_int_eq(n, 1);
-	ck_assert_str_eq(errors, "20-b.conf:2: the slice name 's' is already used at 10-a.conf:1\n");
+	ck_assert_str_eq(errors,
+			 "20-b.conf:2: the slice name 's' is already used at 10-a.conf:1\n");
 	free(errors);
 	gb_policy_free(p);
 }
@@ -346,7 +352,8 @@ START_TEST(test_kernel_image)
 
 	snprintf(boot, sizeof(boot), "%s/boot", root);
 	ck_assert_int_eq(mkdir(boot, 0755), 0);
-	write_file(root, "boot/config-6.1", "CONFIG_GPIOLIB=y\n# CONFIG_GPIO_AGGREGATOR is not set\n"
+	write_file(root, "boot/config-6.1",
+		   "CONFIG_GPIOLIB=y\n# CONFIG_GPIO_AGGREGATOR is not set\n"
 		   "CONFIG_GPIO_AGGREGATOR_X=y\n");
 	ck_assert_int_eq(check_kernel(p, root, &out), 2);
 	ck_assert_str_eq(out, "t.conf:1: warning: this kernel has no gpio-aggregator "
@@ -390,8 +397,9 @@ START_TEST(test_kernel_host)
 	ck_assert_int_eq(n, 0);
 	n = check_kernel(p, NULL, &out);
 	ck_assert_msg((n == 0 && !*out) ||
-		      (n == 1 && !strcmp(out, "t.conf:1: warning: this kernel has no gpio-aggregator "
-					 "(CONFIG_GPIO_AGGREGATOR): the slice cannot be made\n")),
+		      (n == 1 && !strcmp(out, "t.conf:1: warning: this kernel has no "
+					 "gpio-aggregator (CONFIG_GPIO_AGGREGATOR): the slice "
+					 "cannot be made\n")),
 		      "%d: %s", n, out);
 	free(out);
 	free(errors);
