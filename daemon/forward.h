@@ -21,5 +21,6 @@ typedef struct Watch Watch;           /* core/watch.h */
 typedef struct WatchSource WatchSource; /* core/watch.c */
 typedef struct LineTap LineTap;       /* kernel/chip.h: an observer inside the broker */
 typedef struct Action Action;         /* core/action.h */
+typedef struct Slice Slice;           /* core/sliced.h: a slice the helper recorded */
 
 #endif

@@ -17,12 +17,14 @@
 #define GB_CHIP_PREFIX     GB_ROOT_PATH "/chip"
 #define GB_REQUEST_PREFIX  GB_ROOT_PATH "/request"
 #define GB_WATCH_PREFIX    GB_ROOT_PATH "/watch"
+#define GB_SLICE_PREFIX    GB_ROOT_PATH "/slice"
 
 #define GB_IFACE_MANAGER   GB_BUS_NAME ".Manager"
 #define GB_IFACE_CHIP      GB_BUS_NAME ".Chip"
 #define GB_IFACE_LINE      GB_BUS_NAME ".Line"
 #define GB_IFACE_REQUEST   GB_BUS_NAME ".Request"
 #define GB_IFACE_WATCH     GB_BUS_NAME ".Watch"
+#define GB_IFACE_SLICE     GB_BUS_NAME ".Slice"
 
 #define GB_ERROR_PREFIX          GB_BUS_NAME ".Error."
 #define GB_ERROR_BUSY            GB_ERROR_PREFIX "Busy"

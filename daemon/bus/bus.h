@@ -57,6 +57,7 @@ extern const struct bus_iface bus_chip_iface;     /* chip-bus.c: chips */
 extern const struct bus_iface bus_line_iface;     /* chip-bus.c: their lines */
 extern const struct bus_iface bus_request_iface;  /* request-bus.c */
 extern const struct bus_iface bus_watch_iface;    /* watch-bus.c */
+extern const struct bus_iface bus_slice_iface;    /* slice-bus.c: the slices */
 
 /* manager-bus.c: every object of the broker on the system bus. */
 int bus_manager_register(Broker *b);

@@ -19,6 +19,7 @@
 #include "macro.h"
 #include "org.gpiodbroker1.h"
 #include "request.h"
+#include "sliced.h"
 
 static int method_find_line(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
@@ -130,6 +131,8 @@ static int get_policy_status(sd_bus *bus, const char *path, const char *iface, c
 		r = append_strv_entry(reply, "warnings", st->warnings);
 	if (r >= 0)
 		r = actions_append_status(b, reply);
+	if (r >= 0)
+		r = slices_append_status(b, reply);
 	return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 
@@ -170,7 +173,7 @@ const struct bus_iface bus_manager_iface = {
 /* Watches hang off the Manager (Manager.Watch). */
 const struct bus_iface *const bus_ifaces[] = {
 	&bus_manager_iface, &bus_chip_iface, &bus_line_iface, &bus_request_iface, &bus_watch_iface,
-	NULL,
+	&bus_slice_iface, NULL,
 };
 
 int bus_manager_register(Broker *b)

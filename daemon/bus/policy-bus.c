@@ -14,9 +14,10 @@
 #include "client.h"
 #include "log.h"
 #include "lookup.h"
+#include "macro.h"
 #include "manager.h"
 #include "org.gpiodbroker1.h"
-
+#include "sliced.h"
 
 int method_reload_policy(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
@@ -74,7 +75,9 @@ int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	sd_bus_message *reply = NULL;
 	const char *spec;
 	char reason[1024], where[300] = "", ambiguous[600];
-	bool may, bypass;
+	_cleanup_(sd_bus_error_free) sd_bus_error sliced = SD_BUS_ERROR_NULL;
+	bool may, bypass, in_slice;
+	Slice *s;
 	Client *c;
 	Line *l;
 	int r;
@@ -94,6 +97,14 @@ int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	may = gb_policy_check_use(b->policy, &id, &caller, reason, sizeof(reason)) == 0;
 	if (!may)
 		access_explain_denial(b, reason, sizeof(reason));
+	/* The policy may allow the line, but the slice's chip is where it is used now:
+	 * say so before a Request or Watch meets the same Busy. */
+	s = slice_of_line(b, l->chip->name, l->offset, NULL);
+	in_slice = slice_check_line(b, l, &sliced) < 0;
+	if (in_slice && may) {
+		may = false;
+		snprintf(reason, sizeof(reason), "%s", sliced.message);
+	}
 	bypass = caller.uid == 0 && b->policy->root_bypass;
 	if (e)
 		gb_policy_entry_describe(e, where, sizeof(where));
@@ -117,12 +128,18 @@ int method_get_access(sd_bus_message *m, void *userdata, sd_bus_error *error)
 
 		if (!may_watch)
 			access_explain_denial(b, wreason, sizeof(wreason));
+		if (in_slice && may_watch) {
+			may_watch = false;
+			snprintf(wreason, sizeof(wreason), "%s", sliced.message);
+		}
 		r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}",
 					  "policy-state", "s", access_policy_state_name(b),
 					  "may-watch", "b", may_watch,
 					  "max-watchers", "u", max,
 					  "watch-reason", "s", may_watch ? "" : wreason);
 	}
+	if (r >= 0)
+		r = sd_bus_message_append(reply, "{sv}", "slice", "s", s ? s->def.name : "");
 	if (r >= 0 && e) {
 		r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}{sv}{sv}",
 					  "direction-may-change", "b", e->direction_may_change,

@@ -18,6 +18,7 @@
 #include "lookup.h"
 #include "macro.h"
 #include "org.gpiodbroker1.h"
+#include "sliced.h"
 #include "watch.h"
 
 int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error)
@@ -56,6 +57,9 @@ int method_watch(sd_bus_message *m, void *userdata, sd_bus_error *error)
 		journal_denied(b, c->uid, c->name, "watching", l, NULL, NULL, msg, sizeof(msg));
 		return gb_bus_error_setf(error, GB_ERROR_PERMISSION, "%s", msg);
 	}
+	r = slice_check_line(b, l, error);
+	if (r < 0)
+		return r;
 	if (l->n_watchers >= max)
 		return gb_bus_error_setf(error, GB_ERROR_BUSY,
 					 "line %s:%u already has %u watcher(s), its max-watchers",

@@ -69,6 +69,8 @@ struct Broker {
 	uint64_t next_watch_id;
 
 	Action *actions;          /* the policy's edge actions at work (action.h) */
+	Slice *slices;            /* what gpiod-broker-slices recorded (sliced.h), by name */
+	const char *slice_dir;    /* where it records them; NULL: GB_SLICE_STATE_DIR */
 
 	char *policy_dir;
 	struct gb_policy *policy; /* never NULL: empty means deny all (but root) */

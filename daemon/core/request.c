@@ -20,13 +20,17 @@
 #include "log.h"
 #include "macro.h"
 #include "org.gpiodbroker1.h"
+#include "sliced.h"
 #include "state.h"
 #include "watch.h"
 
 static int check_available(Line *l, sd_bus_error *error)
 {
 	char what[128];
+	int r = slice_check_line(l->chip->broker, l, error);
 
+	if (r < 0)
+		return r;
 	line_describe(l, what, sizeof(what));
 	if (l->holder) {
 		Request *h = l->holder;

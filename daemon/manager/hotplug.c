@@ -20,6 +20,7 @@
 #include "manager.h"
 #include "replug.h"
 #include "request.h"
+#include "sliced.h"
 #include "watch.h"
 
 static void chip_remove(Chip *c);
@@ -39,6 +40,7 @@ static const ChipOps chip_ops = {
 static void line_changed(Line *l)
 {
 	announce_line_changed(l);
+	slice_line_changed(l);
 	if ((l->n_watchers || l->taps) && !l->holder && !l->source &&
 	    !gpiod_line_info_is_used(l->info))
 		watch_line_resync(l);
@@ -49,6 +51,7 @@ static void chip_remove(Chip *c)
 	Broker *b = c->broker;
 
 	log_notice("chip %s (%s) is gone", c->name, c->label);
+	slice_chip_gone(c);
 	for (unsigned int i = 0; i < c->num_lines; i++) {
 		if (c->lines[i].holder)
 			request_chip_gone(c->lines[i].holder, c);

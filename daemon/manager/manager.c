@@ -19,6 +19,7 @@
 #include "log.h"
 #include "org.gpiodbroker1.h"
 #include "request.h"
+#include "sliced.h"
 #include "watch.h"
 
 int manager_init(Broker *b, const char *state_dir)
@@ -100,6 +101,7 @@ void manager_done(Broker *b)
 	/* Actions and watches first: a line a request lets go of is then not taken for
 	 * them. */
 	actions_free_all(b);
+	slices_free_all(b);
 	while (b->watches && (i = 0, w = hashmap_iterate(b->watches, &i, NULL)))
 		watch_close(w, "broker shutting down");
 	/* SIGTERM releases everything: every request goes back to the kernel. */

@@ -23,6 +23,7 @@
 #include "manager.h"
 #include "org.gpiodbroker1.h"
 #include "request.h"
+#include "sliced.h"
 #include "watch.h"
 
 static void log_lines(int level, const char *text);
@@ -188,6 +189,10 @@ int manager_load_policy(Broker *b, bool initial, sd_bus_error *error)
 	struct stat st;
 	int r;
 
+	/* gpiod-broker-slices has made the policy's slices anew just before (its unit
+	 * reloads first): read what it recorded, whatever becomes of the policy. */
+	if (slices_load(b, !initial) < 0)
+		log_error("cannot read the slices: out of memory");
 	/* A typo in --policy-dir must not pass for an empty policy without a word. */
 	if (stat(b->policy_dir, &st) < 0 && errno == ENOENT) {
 		if (!initial) {
