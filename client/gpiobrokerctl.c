@@ -110,6 +110,7 @@ static const struct command {
 	{ "watch", cmd_watch, usage_watch, help_watch, true },
 	{ "notify", cmd_notify, usage_notify, help_notify, true },
 	{ "wait", cmd_wait, usage_wait, help_wait, false },
+	{ "slices", cmd_slices, usage_slices, help_slices, false },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

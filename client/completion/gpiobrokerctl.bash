@@ -32,7 +32,7 @@ _gpiobrokerctl_chips() {
 
 _gpiobrokerctl() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="detect info find status request requests release get set reconfigure monitor watch notify wait"
+	local commands="detect info find status request requests release get set reconfigure monitor watch notify wait slices"
 	local i cmd="" words=""
 	_gpiobrokerctl_bin=${COMP_WORDS[0]}
 	_gpiobrokerctl_addr=""

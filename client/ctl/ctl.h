@@ -12,14 +12,15 @@
  *              into the plain structs below; no verb calls sd-bus itself
  *   caller.c   the caller's uid and groups as the bus recorded them (the same rank
  *              as bus.c: neither calls the other)
- *   policy-status.c  Manager.PolicyStatus, with the edge actions (bus.c's rank too)
+ *   policy-status.c  Manager.PolicyStatus, with the edge actions and the slices
+ *              (bus.c's rank too)
  *   resolve.c  the argument resolver: lines by alias, name, CHIP:OFFSET, path or
  *              -c CHIP with offsets; requests by id or path; errors about lines
  *   evloop.c   the event loop of monitor, watch and notify (the same rank as
  *              resolve.c)
  *   the verbs: info.c (detect, info, find), status.c, notify.c, lines.c (request,
  *              requests, release, reconfigure), values.c (get, set), monitor.c
- *              (monitor, watch, wait)
+ *              (monitor, watch, wait), slices.c
  *   gpiobrokerctl.c  main: the verb table
  */
 #ifndef GB_CTL_H
@@ -220,9 +221,15 @@ struct action_status {
 	char *name, *line, *trigger, *unit, *state;
 	uint64_t fired, suppressed, last_usec;
 };
+/* One slice, as "slices" in PolicyStatus has it. */
+struct slice_status {
+	char *name, *state, *chip, *link;
+	char **lines;
+	size_t n_lines;
+};
 struct status_value {
 	char *key, *str, *signature;
-	char type; /* 's' (also 'o'), 'b', 'u', 'i', 't', 'a' (as), 'A' (the actions) */
+	char type; /* 's' (also 'o'), 'b', 'u', 'i', 't', 'a' (as), 'A' (the actions), 'S' (the slices) */
 	bool b;
 	int64_t i;
 	uint64_t u;
@@ -230,6 +237,8 @@ struct status_value {
 	size_t n_strv;
 	struct action_status *actions;
 	size_t n_actions;
+	struct slice_status *slices;
+	size_t n_slices;
 };
 struct policy_status {
 	struct status_value *values;
@@ -237,6 +246,10 @@ struct policy_status {
 };
 /* 0, or -errno if the broker does not report it. */
 int bus_policy_status(struct policy_status *ps);
+/* Its "slices", or NULL if the broker reports none (an older broker). */
+const struct status_value *policy_status_slices(const struct policy_status *ps);
+/* A JSON array of the slices of @p v ("slices"). */
+json_t *slices_json(const struct status_value *v);
 void policy_status_clear(struct policy_status *ps);
 
 /* Until the broker owns its name: 1, or 0 when @timeout_us (-1: none) ran out;
@@ -369,5 +382,6 @@ DECL_CMD(reconfigure);
 DECL_CMD(monitor);
 DECL_CMD(watch);
 DECL_CMD(wait);
+DECL_CMD(slices);
 
 #endif

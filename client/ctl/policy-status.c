@@ -28,6 +28,15 @@ void policy_status_clear(struct policy_status *ps)
 			free(a->name), free(a->line), free(a->trigger), free(a->unit), free(a->state);
 		}
 		free(v->actions);
+		for (size_t k = 0; k < v->n_slices; k++) {
+			struct slice_status *s = &v->slices[k];
+
+			free(s->name), free(s->state), free(s->chip), free(s->link);
+			for (size_t j = 0; j < s->n_lines; j++)
+				free(s->lines[j]);
+			free(s->lines);
+		}
+		free(v->slices);
 	}
 	free(ps->values);
 	memset(ps, 0, sizeof(*ps));
@@ -73,6 +82,58 @@ static int read_status_actions(sd_bus_message *m, struct status_value *v)
 	return r < 0 ? r : sd_bus_message_exit_container(m);
 }
 
+static int read_slice_lines(sd_bus_message *m, struct slice_status *s)
+{
+	const char *item;
+	int r = sd_bus_message_enter_container(m, 'a', "s");
+
+	while (r >= 0 && (r = sd_bus_message_read(m, "s", &item)) > 0) {
+		char **l = realloc(s->lines, (s->n_lines + 1) * sizeof(*l));
+
+		if (!l)
+			return -ENOMEM;
+		s->lines = l;
+		if (!(s->lines[s->n_lines] = strdup(item)))
+			return -ENOMEM;
+		s->n_lines++;
+	}
+	return r < 0 ? r : sd_bus_message_exit_container(m);
+}
+
+static int read_status_slices(sd_bus_message *m, struct status_value *v)
+{
+	const char *name, *state, *chip, *link;
+	int r = sd_bus_message_enter_container(m, 'a', "(ssssas)");
+
+	while (r >= 0 && (r = sd_bus_message_enter_container(m, 'r', "ssssas")) > 0) {
+		struct slice_status *s = realloc(v->slices, (v->n_slices + 1) * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		v->slices = s;
+		s = memset(&s[v->n_slices++], 0, sizeof(*s));
+		r = sd_bus_message_read(m, "ssss", &name, &state, &chip, &link);
+		if (r < 0)
+			return r;
+		s->name = strdup(name), s->state = strdup(state);
+		s->chip = strdup(chip), s->link = strdup(link);
+		if (!s->name || !s->state || !s->chip || !s->link)
+			return -ENOMEM;
+		r = read_slice_lines(m, s);
+		if (r >= 0)
+			r = sd_bus_message_exit_container(m);
+	}
+	return r < 0 ? r : sd_bus_message_exit_container(m);
+}
+
+const struct status_value *policy_status_slices(const struct policy_status *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		if (ps->values[i].type == 'S')
+			return &ps->values[i];
+	return NULL;
+}
+
 /* One value (inside its variant) of the types status prints; others are skipped. */
 static int read_status_value(sd_bus_message *m, const char *contents, struct status_value *v)
 {
@@ -84,6 +145,10 @@ static int read_status_value(sd_bus_message *m, const char *contents, struct sta
 	if (strcmp(contents, "a(ssssttts)") == 0 && strcmp(v->key, "actions") == 0) {
 		v->type = 'A';
 		return read_status_actions(m, v);
+	}
+	if (strcmp(contents, "a(ssssas)") == 0 && strcmp(v->key, "slices") == 0) {
+		v->type = 'S';
+		return read_status_slices(m, v);
 	}
 	switch (v->type) {
 	case 's':
@@ -159,3 +224,20 @@ int bus_policy_status(struct policy_status *ps)
 	return r < 0 ? r : 0;
 }
 
+/* The slices as JSON, for status and slices alike. */
+json_t *slices_json(const struct status_value *v)
+{
+	json_t *a = json_array();
+
+	for (size_t k = 0; k < v->n_slices; k++) {
+		const struct slice_status *s = &v->slices[k];
+		json_t *lines = json_array();
+
+		for (size_t j = 0; j < s->n_lines; j++)
+			jpush(&lines, jstr(s->lines[j]));
+		jpush(&a, json_pack("{s:o,s:o,s:o,s:o,s:o}", "name", jstr(s->name), "state",
+				    jstr(s->state), "chip", jstr(s->chip), "link", jstr(s->link),
+				    "lines", lines));
+	}
+	return a;
+}

@@ -127,6 +127,13 @@ static void print_policy_text(const struct policy_status *ps)
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct status_value *v = &ps->values[i];
 
+		/* The slices have a verb of their own: here only their count. */
+		if (v->type == 'S') {
+			if (v->n_slices)
+				printf("%zu slice%s (see gpiobrokerctl slices)\n", v->n_slices,
+				       v->n_slices == 1 ? "" : "s");
+			continue;
+		}
 		printf(v->type == 'a' || v->type == 'A' ? "policy %s:" : "policy %s: ", v->key);
 		if (v->type == 's')
 			printf("%s", v->str);
@@ -210,6 +217,8 @@ static json_t *status_value_json(const struct status_value *v)
 					    ju64(x->last_usec), "state", jstr(x->state)));
 		}
 		return a;
+	case 'S':
+		return slices_json(v);
 	default:
 		return json_null();
 	}
