@@ -45,8 +45,11 @@ bool slice_same(const struct slice *a, const struct slice *b);
 int slice_state_write(const struct slice *s);
 /** Read SLICE_STATE_DIR/@p name into @p s (cleared first). -ENOENT, -EBADMSG, -ENOMEM. */
 int slice_state_read(const char *name, struct slice *s);
-/** The names of the slices recorded, sorted; a NULL-terminated array to free. */
-int slice_state_names(char ***names);
+/**
+ * The names of the slices recorded (@p errors: of those with a NAME.error), sorted;
+ * a NULL-terminated array to free.
+ */
+int slice_state_names(char ***names, bool errors);
 /** Remove NAME and NAME.error. */
 void slice_state_remove(const char *name);
 /** Why the slice could not be made, in NAME.error (NULL: remove the file). */

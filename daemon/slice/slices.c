@@ -275,7 +275,7 @@ static int revoke_others(const struct gb_policy *p, const char *why)
 	char **names = NULL;
 	int r, ret = 0;
 
-	r = slice_state_names(&names);
+	r = slice_state_names(&names, false);
 	if (r < 0)
 		return log_error_errno(r, "cannot read " SLICE_STATE_DIR ": %m");
 	for (size_t i = 0; names && names[i]; i++) {
@@ -292,6 +292,12 @@ static int revoke_others(const struct gb_policy *p, const char *why)
 		}
 		slice_clear(&s);
 	}
+	strv_free(names);
+	/* A slice that could not be made and has left the policy: its reason goes too. */
+	if (slice_state_names(&names, true) >= 0)
+		for (size_t i = 0; names && names[i]; i++)
+			if (!p || !in_policy(p, names[i]))
+				(void)slice_error_write(names[i], NULL);
 	strv_free(names);
 	return ret;
 }
@@ -364,7 +370,7 @@ static int do_list(void)
 	char **names = NULL;
 	int r;
 
-	r = slice_state_names(&names);
+	r = slice_state_names(&names, false);
 	if (r < 0) {
 		log_error_errno(r, "cannot read " SLICE_STATE_DIR ": %m");
 		return EXIT_FAILURE;

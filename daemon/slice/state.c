@@ -190,7 +190,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int slice_state_names(char ***names)
+int slice_state_names(char ***names, bool errors)
 {
 	DIR *d = opendir(SLICE_STATE_DIR);
 	struct dirent *de;
@@ -203,11 +203,18 @@ int slice_state_names(char ***names)
 	while ((de = readdir(d))) {
 		char **nv;
 
-		if (!gb_policy_valid_name(de->d_name) || has_suffix(de->d_name, ".error") ||
-		    has_suffix(de->d_name, ".tmp"))
+		size_t len = strlen(de->d_name);
+
+		if (errors) {
+			if (!has_suffix(de->d_name, ".error"))
+				continue;
+			len -= strlen(".error");
+		} else if (!gb_policy_valid_name(de->d_name) || has_suffix(de->d_name, ".error") ||
+			   has_suffix(de->d_name, ".tmp")) {
 			continue;
+		}
 		nv = realloc(v, (n + 2) * sizeof(*v));
-		if (!nv || !(nv[n] = strdup(de->d_name))) {
+		if (!nv || !(nv[n] = strndup(de->d_name, len))) {
 			v = nv ? nv : v;
 			for (size_t i = 0; i < n; i++)
 				free(v[i]);

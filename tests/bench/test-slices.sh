@@ -93,7 +93,8 @@ check "gpioget reads the parent line's pull-up" 1 "$(as gb-alice gpioget --numer
 sim_pull gbslice 1 pull-down
 check "... and its pull-down" 0 "$(as gb-alice gpioget --numeric -c "$slice" 1 2>&1)"
 
-as gb-alice gpiomon -c "$slice" -e rising -n 1 1 > /run/gb-slices-mon 2>&1 &
+setpriv --reuid=gb-alice --regid=gb-alice --init-groups -- \
+	gpiomon -c "$slice" -e rising -n 1 1 > /run/gb-slices-mon 2>&1 &
 monpid=$!
 if wait_for "gpiomon holds slice line 1" consumer_is 1 gpiomon; then
 	sim_pull gbslice 1 pull-up
@@ -146,6 +147,7 @@ contains "the log names the holder of the revoked line" \
 contains "... and puts the line in its safe state" \
 	"slice alice: line $parent:0 (sl-out) put in its safe state output-low" "$(cat "$log")"
 check "the parent line is low (its safe state)" 0 "$(sim_value gbslice 0)"
+check "the busy slice's .error went with it" no "$([ -e "$state/busy.error" ] && echo yes || echo no)"
 check "the link, the state and the device are gone" "no no no" \
 	"$([ -e "$slice" ] && echo yes || echo no) $([ -e "$state/alice" ] && echo yes || echo no) $([ -e "/sys/bus/platform/devices/$device" ] && echo yes || echo no)"
 kill "$setpid" 2>/dev/null; wait "$setpid" 2>/dev/null
