@@ -65,6 +65,8 @@ static void slice_note_consumers(Slice *s)
 
 		if (c && i < c->num_lines && gpiod_line_info_is_used(c->lines[i].info))
 			who = gpiod_line_info_get_consumer(c->lines[i].info);
+		if (who && strcmp(who, SLICE_SAFE_CONSUMER) == 0)
+			who = "";
 		free(s->consumers[i]);
 		s->consumers[i] = strdup(who ? who : "");
 	}
@@ -266,11 +268,14 @@ static void put_safe(Slice *s, Line *l, const char *former)
 	lreq_release(&k);
 	chip_lines_changed(l->chip);
 	if (r < 0) {
-		/* Taken again at once: its new consumer sets it, nothing to put right. */
-		if (r == -EBUSY)
-			log_notice("slice %s: line %s (%s:%u) released by \"%s\" was taken again "
-				   "before its safe state could be set", s->def.name, sl->item,
-				   s->def.chip, l->offset, former);
+		/* Taken again at once (its new consumer sets it), or the slice's chip is
+		 * going (the helper revokes the slice and sets the parent lines itself):
+		 * nothing for the broker to put right. */
+		if (r == -EBUSY || r == -ENODEV || r == -ENXIO || r == -ENOENT)
+			log_full_errno(LOG_NOTICE, r, "slice %s: line %s (%s:%u) released by \"%s\": "
+				       "its safe state not set: %s", s->def.name, sl->item,
+				       s->def.chip, l->offset, former, r == -EBUSY ?
+				       "taken again at once" : "the slice's chip is going");
 		else
 			log_warning_errno(r, "slice %s: line %s (%s:%u) released by \"%s\": cannot "
 					  "set its safe state %s: %m", s->def.name, sl->item,
