@@ -63,8 +63,10 @@ FILES:libgpiobroker = "${libdir}/libgpiobroker.so.*"
 FILES:gpiobrokerctl = "${bindir}/gpiobrokerctl ${datadir}/bash-completion/completions/gpiobrokerctl"
 FILES:${PN} = " \
     ${sbindir}/gpiod-broker \
+    ${libexecdir}/gpiod-broker-slices \
     ${sysconfdir}/gpiod-broker \
     ${systemd_system_unitdir}/gpiod-broker.service \
+    ${systemd_system_unitdir}/gpiod-broker-slices.service \
     ${nonarch_libdir}/sysusers.d/gpiod-broker.conf \
     ${nonarch_libdir}/systemd/catalog/gpiod-broker.catalog \
     ${nonarch_base_libdir}/udev/rules.d/90-gpiod-broker.rules \

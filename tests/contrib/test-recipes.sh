@@ -54,7 +54,7 @@ mkvar() { # mkvar FILE NAME: every "=" and "+=" of NAME, joined
 yocto_expand() {
 	sed -e 's|${systemd_system_unitdir}|/lib/systemd/system|g' \
 	    -e 's|${nonarch_base_libdir}|/lib|g' -e 's|${nonarch_libdir}|/usr/lib|g' \
-	    -e 's|${libdir}|/usr/lib|g' -e 's|${sbindir}|/usr/sbin|g' -e 's|${bindir}|/usr/bin|g' \
+	    -e 's|${libexecdir}|/usr/libexec|g' -e 's|${libdir}|/usr/lib|g' -e 's|${sbindir}|/usr/sbin|g' -e 's|${bindir}|/usr/bin|g' \
 	    -e 's|${sysconfdir}|/etc|g' -e 's|${includedir}|/usr/include|g' \
 	    -e 's|${docdir}|/usr/share/doc|g' -e 's|${mandir}|/usr/share/man|g' \
 	    -e 's|${datadir}|/usr/share|g'
