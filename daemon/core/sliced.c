@@ -164,7 +164,8 @@ int slices_load(Broker *b, bool announce)
 		if (old && old->made && s->made && strcmp(old->def.chip, s->def.chip) == 0 &&
 		    old->def.n_lines == s->def.n_lines)
 			for (size_t k = 0; k < s->def.n_lines; k++)
-				if (!*s->consumers[k] && *old->consumers[k])
+				if ((!s->consumers[k] || !*s->consumers[k]) && old->consumers[k] &&
+				    *old->consumers[k])
 					SWAP_PTR(s->consumers[k], old->consumers[k]);
 		*tail = s;
 		tail = &s->next;
