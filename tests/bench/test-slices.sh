@@ -62,7 +62,7 @@ wait_for() {
 }
 value_is() { [ "$(sim_value gbslice "$1")" = "$2" ]; }
 # consumer_is OFFSET NAME: the slice's line OFFSET is held by NAME (as root sees it).
-consumer_is() { gpioinfo -c "$slice" "$1" 2>/dev/null | grep -q "consumer=\"$2\""; }
+consumer_is() { gpioinfo -c "$slice" "$1" 2>/dev/null | grep -Eq "consumer=\"?$2\"?( |$)"; }
 
 : > "$log"
 sync_slices
@@ -100,6 +100,8 @@ if wait_for "gpiomon holds slice line 1" consumer_is 1 gpiomon; then
 	sim_pull gbslice 1 pull-up
 	wait_for "gpiomon sees the rising edge" grep -q rising /run/gb-slices-mon ||
 		sed 's/^/# /' /run/gb-slices-mon
+else
+	{ cat /run/gb-slices-mon; gpioinfo -c "$slice"; } 2>&1 | sed 's/^/# /'
 fi
 kill "$monpid" 2>/dev/null; wait "$monpid" 2>/dev/null
 
