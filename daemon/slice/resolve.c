@@ -102,10 +102,10 @@ static int fail(int r, const struct gb_policy_slice *ps, const char *item, char 
 	return r;
 }
 
-static int add_line(struct slice *s, const struct chip *c, unsigned int offset,
+static int add_line(struct gb_slice *s, const struct chip *c, unsigned int offset,
 		    const char *item)
 {
-	struct slice_line *n = realloc(s->lines, (s->n_lines + 1) * sizeof(*n));
+	struct gb_slice_line *n = realloc(s->lines, (s->n_lines + 1) * sizeof(*n));
 
 	if (!n)
 		return -ENOMEM;
@@ -197,7 +197,7 @@ static enum gb_safe_state safe_of(const struct gb_policy *p, const struct chip *
 }
 
 static int resolve_entry(const struct chips *c, const struct gb_policy_slice *ps,
-			 const struct gb_policy_entry *e, const char *item, struct slice *out,
+			 const struct gb_policy_entry *e, const char *item, struct gb_slice *out,
 			 char *err, size_t size)
 {
 	size_t ci = 0, first = out->n_lines;
@@ -231,7 +231,7 @@ static int resolve_entry(const struct chips *c, const struct gb_policy_slice *ps
 }
 
 static int resolve_item(const struct gb_policy *p, const struct chips *c,
-			const struct gb_policy_slice *ps, const char *item, struct slice *out,
+			const struct gb_policy_slice *ps, const char *item, struct gb_slice *out,
 			char *err, size_t size)
 {
 	const struct gb_policy_entry *e = gb_policy_find_alias(p, item);
@@ -307,7 +307,7 @@ static char *join(char **v, size_t n)
 	return s;
 }
 
-static int make_spec(const struct chips *c, const struct gb_policy_slice *ps, struct slice *out,
+static int make_spec(const struct chips *c, const struct gb_policy_slice *ps, struct gb_slice *out,
 		     char *err, size_t size)
 {
 	size_t len = 0;
@@ -316,7 +316,7 @@ static int make_spec(const struct chips *c, const struct gb_policy_slice *ps, st
 	if (!f)
 		return -ENOMEM;
 	for (size_t i = 0; i < out->n_lines; i++) {
-		const struct slice_line *l = &out->lines[i];
+		const struct gb_slice_line *l = &out->lines[i];
 		const struct chip *chip = chip_by_name(c, l->parent);
 		int r = check_label(c, chip);
 
@@ -342,11 +342,11 @@ static int make_spec(const struct chips *c, const struct gb_policy_slice *ps, st
 }
 
 /* A line someone holds cannot go into the aggregator: say who holds it. */
-static int check_free(const struct chips *c, const struct gb_policy_slice *ps, struct slice *out,
+static int check_free(const struct chips *c, const struct gb_policy_slice *ps, struct gb_slice *out,
 		      const char *own_device, char *err, size_t size)
 {
 	for (size_t i = 0; i < out->n_lines; i++) {
-		const struct slice_line *l = &out->lines[i];
+		const struct gb_slice_line *l = &out->lines[i];
 		struct gpiod_line_info *info = gpiod_chip_get_line_info(chip_by_name(c, l->parent)->gc,
 									 l->offset);
 		int r = 0;
@@ -370,12 +370,12 @@ static int check_free(const struct chips *c, const struct gb_policy_slice *ps, s
 }
 
 int slice_resolve(const struct gb_policy *p, const struct gb_policy_slice *ps,
-		  const char *own_device, struct slice *out, char *err, size_t size)
+		  const char *own_device, struct gb_slice *out, char *err, size_t size)
 {
 	struct chips c = { 0 };
 	int r;
 
-	slice_clear(out);
+	gb_slice_clear(out);
 	out->name = strdup(ps->name);
 	out->users = join(ps->users, ps->n_users);
 	out->groups = join(ps->groups, ps->n_groups);

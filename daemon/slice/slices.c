@@ -47,7 +47,7 @@ static void help(void)
 
 /* The line's safe state on its parent chip: requested with the state's settings,
  * then released. Nothing for as-is. */
-static void put_safe(const struct slice *s, const struct slice_line *l)
+static void put_safe(const struct gb_slice *s, const struct gb_slice_line *l)
 {
 	struct gpiod_line_settings *ls = gpiod_line_settings_new();
 	struct gpiod_line_config *lc = gpiod_line_config_new();
@@ -91,7 +91,7 @@ out:
 }
 
 /* Before the chip goes: who held its lines, for the integrator to find. */
-static void log_holders(const struct slice *s)
+static void log_holders(const struct gb_slice *s)
 {
 	struct gpiod_chip *chip;
 	char path[96];
@@ -101,7 +101,7 @@ static void log_holders(const struct slice *s)
 	if (!chip)
 		return;
 	for (size_t i = 0; i < s->n_lines; i++) {
-		const struct slice_line *l = &s->lines[i];
+		const struct gb_slice_line *l = &s->lines[i];
 		struct gpiod_line_info *info = gpiod_chip_get_line_info(chip, (unsigned int)i);
 		struct gb_log_fields f = { 0 };
 
@@ -121,7 +121,7 @@ static void log_holders(const struct slice *s)
 /* Revocation: the chip goes (its users' fds fail with ENODEV), then its lines go to
  * their safe states. A device that cannot be deleted keeps its state file, so that
  * the next run tries again. */
-static int revoke_slice(const struct slice *s, const char *why)
+static int revoke_slice(const struct gb_slice *s, const char *why)
 {
 	int r;
 
@@ -133,7 +133,7 @@ static int revoke_slice(const struct slice *s, const char *why)
 	(void)node_unlink(s->name);
 	for (size_t i = 0; i < s->n_lines; i++)
 		put_safe(s, &s->lines[i]);
-	slice_state_remove(s->name);
+	gb_slice_state_remove(GB_SLICE_STATE_DIR, s->name);
 	log_notice("slice %s revoked (%s): %s removed", s->name, why, s->chip);
 	return 0;
 }
@@ -156,7 +156,7 @@ static bool numeric_id(const char *s, unsigned int *id)
 
 /* The uids and gids the slice's node is opened to: its users and groups as the
  * policy resolves them, and the broker's user. */
-static int grant(struct gb_policy *p, const struct gb_policy_slice *ps, const struct slice *s)
+static int grant(struct gb_policy *p, const struct gb_policy_slice *ps, const struct gb_slice *s)
 {
 	_cleanup_free_ uid_t *uids = calloc(ps->n_users + 1, sizeof(uid_t));
 	_cleanup_free_ gid_t *gids = calloc(ps->n_groups + 1, sizeof(gid_t));
@@ -195,7 +195,7 @@ static int grant(struct gb_policy *p, const struct gb_policy_slice *ps, const st
 /* Make (or keep) one slice. 0, or < 0 with the reason in its .error file. */
 static int sync_one(struct gb_policy *p, const struct gb_policy_slice *ps)
 {
-	struct slice old = { 0 }, new = { 0 };
+	struct gb_slice old = { 0 }, new = { 0 };
 	char err[1024] = "";
 	const char *own = NULL;
 	bool have_old;
@@ -205,7 +205,7 @@ static int sync_one(struct gb_policy *p, const struct gb_policy_slice *ps)
 		log_error("%s:%u: slice '%s': not a valid name", ps->file, ps->lineno, ps->name);
 		return -EINVAL;
 	}
-	have_old = slice_state_read(ps->name, &old) >= 0;
+	have_old = gb_slice_state_read(GB_SLICE_STATE_DIR, ps->name, &old) >= 0;
 	if (have_old && agg_has_chip(old.device, old.chip))
 		own = old.device;
 	r = slice_resolve(p, ps, own, &new, err, sizeof(err));
@@ -214,7 +214,7 @@ static int sync_one(struct gb_policy *p, const struct gb_policy_slice *ps)
 			 "(CONFIG_GPIO_AGGREGATOR)", ps->file, ps->lineno, ps->name);
 		r = -EOPNOTSUPP;
 	}
-	if (r >= 0 && own && slice_same(&old, &new)) {
+	if (r >= 0 && own && gb_slice_same(&old, &new)) {
 		snprintf(new.device, sizeof(new.device), "%s", old.device);
 		snprintf(new.chip, sizeof(new.chip), "%s", old.chip);
 		log_info("slice %s kept: %s (%s)", ps->name, new.chip, new.device);
@@ -237,7 +237,7 @@ static int sync_one(struct gb_policy *p, const struct gb_policy_slice *ps)
 		if (r >= 0)
 			r = node_link(ps->name, new.chip);
 		if (r >= 0)
-			r = slice_state_write(&new);
+			r = gb_slice_state_write(GB_SLICE_STATE_DIR, &new);
 		if (r < 0) {
 			snprintf(err, sizeof(err), "slice %s: cannot set up /dev/%s: %s", ps->name,
 				 new.chip, strerror(-r));
@@ -250,14 +250,14 @@ static int sync_one(struct gb_policy *p, const struct gb_policy_slice *ps)
 		if (have_old)
 			(void)revoke_slice(&old, "it cannot be made as the policy now says");
 		log_error("%s", err);
-		(void)slice_error_write(ps->name, err);
+		(void)gb_slice_error_write(GB_SLICE_STATE_DIR, ps->name, err);
 	} else {
-		(void)slice_error_write(ps->name, NULL);
+		(void)gb_slice_error_write(GB_SLICE_STATE_DIR, ps->name, NULL);
 		log_notice("slice %s: %s (%s) for users '%s', groups '%s', %zu lines", ps->name,
 			   new.chip, new.device, new.users, new.groups, new.n_lines);
 	}
-	slice_clear(&old);
-	slice_clear(&new);
+	gb_slice_clear(&old);
+	gb_slice_clear(&new);
 	return r;
 }
 
@@ -275,29 +275,29 @@ static int revoke_others(const struct gb_policy *p, const char *why)
 	char **names = NULL;
 	int r, ret = 0;
 
-	r = slice_state_names(&names, false);
+	r = gb_slice_state_names(GB_SLICE_STATE_DIR, false, &names);
 	if (r < 0)
-		return log_error_errno(r, "cannot read " SLICE_STATE_DIR ": %m");
+		return log_error_errno(r, "cannot read " GB_SLICE_STATE_DIR ": %m");
 	for (size_t i = 0; names && names[i]; i++) {
-		struct slice s = { 0 };
+		struct gb_slice s = { 0 };
 
 		if (p && in_policy(p, names[i]))
 			continue;
-		r = slice_state_read(names[i], &s);
+		r = gb_slice_state_read(GB_SLICE_STATE_DIR, names[i], &s);
 		if (r < 0) {
-			log_error_errno(r, SLICE_STATE_DIR "/%s cannot be read: %m", names[i]);
+			log_error_errno(r, GB_SLICE_STATE_DIR "/%s cannot be read: %m", names[i]);
 			ret = r;
 		} else if (revoke_slice(&s, why) < 0) {
 			ret = -EIO;
 		}
-		slice_clear(&s);
+		gb_slice_clear(&s);
 	}
 	strv_free(names);
 	/* A slice that could not be made and has left the policy: its reason goes too. */
-	if (slice_state_names(&names, true) >= 0)
+	if (gb_slice_state_names(GB_SLICE_STATE_DIR, true, &names) >= 0)
 		for (size_t i = 0; names && names[i]; i++)
 			if (!p || !in_policy(p, names[i]))
-				(void)slice_error_write(names[i], NULL);
+				(void)gb_slice_error_write(GB_SLICE_STATE_DIR, names[i], NULL);
 	strv_free(names);
 	return ret;
 }
@@ -370,15 +370,15 @@ static int do_list(void)
 	char **names = NULL;
 	int r;
 
-	r = slice_state_names(&names, false);
+	r = gb_slice_state_names(GB_SLICE_STATE_DIR, false, &names);
 	if (r < 0) {
-		log_error_errno(r, "cannot read " SLICE_STATE_DIR ": %m");
+		log_error_errno(r, "cannot read " GB_SLICE_STATE_DIR ": %m");
 		return EXIT_FAILURE;
 	}
 	for (size_t i = 0; names && names[i]; i++) {
-		struct slice s = { 0 };
+		struct gb_slice s = { 0 };
 
-		if (slice_state_read(names[i], &s) < 0) {
+		if (gb_slice_state_read(GB_SLICE_STATE_DIR, names[i], &s) < 0) {
 			printf("%s: unreadable state\n", names[i]);
 			continue;
 		}
@@ -388,7 +388,7 @@ static int do_list(void)
 			printf("%s%s(%s:%u,%s)", j ? "," : "", s.lines[j].item, s.lines[j].parent,
 			       s.lines[j].offset, gb_safe_state_name(s.lines[j].safe));
 		printf("\n");
-		slice_clear(&s);
+		gb_slice_clear(&s);
 	}
 	strv_free(names);
 	return EXIT_SUCCESS;
