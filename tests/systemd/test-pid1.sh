@@ -139,6 +139,7 @@ ln -s ../gb-test.service "$sd/multi-user.target.wants/gb-test.service"
 cp "$g/watchdog.conf" "$sd/gpiod-broker.service.d/50-bench-watchdog.conf"
 cp "$g/10-bench.conf" "$root/etc/gpiod-broker/policy.d/10-bench.conf"
 cp "$g/30-actions.conf" "$root/etc/gpiod-broker/policy.d/30-actions.conf"
+cp "$g/40-slices.conf" "$root/etc/gpiod-broker/policy.d/40-slices.conf"
 
 # The root has both bus daemons. Debian's dbus-broker package enables itself as
 # dbus.service (an alias in /etc); without the alias dbus.service is dbus-daemon.

@@ -579,6 +579,102 @@ t_request_journal() {
 }
 check "journal: the request made by gb-user (GPIO_LINE, REQUEST, POLICY_ENTRY), policy loaded and rejected, by MESSAGE_ID" t_request_journal
 
+# --- slices: a chip of its own for unmodified programs (gpio-aggregator) -------------
+
+sunit=gpiod-broker-slices.service
+sprop() { systemctl show -P "$1" "$sunit"; }
+sl=/dev/gpio/slice/gbs
+sl_a=$(sim_line_dir gbsl 0)/value
+slice_state() {
+	busctl --system get-property org.gpiodbroker1 /org/gpiodbroker1/slice/gbs \
+		org.gpiodbroker1.Slice State
+}
+slice_device() { sed -n 's/^device=//p' /run/gpiod-broker-slices/gbs 2>/dev/null; }
+# gb-user's gpioset holding the slice's line 0 high, as its own process ($holder).
+hold_slice() {
+	setpriv --reuid=gb-user --regid=gb-user --init-groups -- gpioset -c "$sl" 0=1 &
+	holder=$!
+}
+sl_a_high() { [ "$(cat "$sl_a")" = 1 ]; }
+
+t_slice_made() {
+	echo "$sunit: $(sprop ActiveState)/$(sprop SubState)"
+	ls -l /dev/gpio/slice/ 2>&1
+	cat /run/gpiod-broker-slices/gbs 2>&1
+	as_user gpioinfo -c "$sl" > "$T/slinfo" 2>&1
+	cat "$T/slinfo"
+	slice_state
+	[ "$(sprop ActiveState)" = active ] && [ "$(grep -c '^[[:space:]]*line ' "$T/slinfo")" = 2 ] &&
+		slice_state | grep -q '"made"'
+}
+check "slices: gpiod-broker-slices.service made the slice: /dev/gpio/slice/gbs, 2 lines in gb-user's gpioinfo, the Slice object says made" t_slice_made
+
+t_slice_security() {
+	systemd-analyze security --no-pager "$sunit" > "$T/ssec" 2>&1
+	score=$(sed -n 's/.*Overall exposure level for gpiod-broker-slices.service: \([0-9.]*\).*/\1/p' "$T/ssec")
+	echo "exposure ${score:-unknown}"
+	grep -v '^  ✓' "$T/ssec" | tail -n 15
+	[ -n "$score" ] && systemd-analyze security --no-pager --threshold=15 "$sunit" >/dev/null 2>&1
+}
+t_slice_security > "$diag" 2>&1 && pass "slices: systemd-analyze security of the running helper's unit: $(head -n1 "$diag") <= 1.5" \
+	|| fail "slices: systemd-analyze security of the running helper's unit: exposure <= 1.5"
+
+t_slice_busy() {
+	out=$(as_user gpiobrokerctl set sl-a=1 2>&1); rc=$?
+	echo "exit $rc: $out"
+	[ "$rc" -ne 0 ] && echo "$out" | grep -q 'in slice gbs'
+}
+check "slices: the broker refuses a sliced line to its own clients, naming the slice" t_slice_busy
+
+t_slice_restart() {
+	hold_slice
+	wait_until 10 sl_a_high || return 1
+	dev=$(slice_device)
+	old=$(prop MainPID)
+	saved=$lamp_value; lamp_value=$sl_a
+	sampler_start
+	lamp_value=$saved
+	systemctl restart "$unit" || { sampler_stop; return 1; }
+	wait_until 30 new_broker_ready "$old"; up=$?
+	sampler_stop
+	echo "broker $old -> $(prop MainPID), $sunit $(sprop ActiveState); device $dev -> $(slice_device)"
+	echo "sampler: $samples samples of the slice's line, $glitches not 1"
+	[ "$up" -eq 0 ] && [ "$samples" -ge 10 ] && [ "$glitches" -eq 0 ] && [ -n "$dev" ] &&
+		[ "$(slice_device)" = "$dev" ] && kill -0 "$holder" && sl_a_high
+}
+check "slices: systemctl restart of the broker keeps the slice and its consumer's output (sampler: never low)" t_slice_restart
+
+t_slice_release() {
+	since=$(date +%s)
+	kill "$holder"; wait "$holder" 2>/dev/null
+	released() {
+		journalctl -b -q --no-pager _SYSTEMD_UNIT="$unit" SLICE=gbs --since "@$since" |
+			grep -q 'put in its safe state output-low'
+	}
+	wait_until 10 released; r=$?
+	journalctl -b -q --no-pager _SYSTEMD_UNIT="$unit" --since "@$since" | grep slice
+	[ "$r" -eq 0 ] && [ "$(cat "$sl_a")" = 0 ]
+}
+check "slices: when gb-user's gpioset lets the line go, the broker puts it in its safe state (journal, SLICE=gbs)" t_slice_release
+
+t_slice_revoke() {
+	hold_slice
+	wait_until 10 sl_a_high || return 1
+	since=$(date +%s)
+	mv /etc/gpiod-broker/policy.d/40-slices.conf /gb-test/40-slices.conf.off || return 1
+	systemctl reload "$unit" || return 1
+	wait_until 10 sh -c '! kill -0 '"$holder"' 2>/dev/null || ! [ -e '"$sl"' ]'
+	journalctl -b -q --no-pager -u "$sunit" --since "@$since" | tail -n 8
+	[ ! -e "$sl" ] && [ ! -e /run/gpiod-broker-slices/gbs ] && [ "$(cat "$sl_a")" = 0 ] &&
+		journalctl -b -q --no-pager -u "$sunit" --since "@$since" |
+			grep -q "slice gbs revoked: line 0 (sl-a, .*) held by 'gpioset'" &&
+		! busctl --system introspect org.gpiodbroker1 /org/gpiodbroker1/slice/gbs > /dev/null 2>&1
+}
+check "slices: a reload without the slice revokes it: the device, link and object gone, the line low, the journal names gpioset" t_slice_revoke
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+mv /gb-test/40-slices.conf.off /etc/gpiod-broker/policy.d/40-slices.conf 2>/dev/null
+systemctl reload "$unit" > /dev/null 2>&1
+
 # --- stop --------------------------------------------------------------------------
 
 t_stop() {
@@ -591,9 +687,12 @@ t_stop() {
 		[ "$(prop NFileDescriptorStore)" = 0 ] || return 1
 	# The kernel has no request left on the line either: nobody holds a copy.
 	! gpioinfo -c "$chip" 0 | grep -q consumer || return 1
-	[ -d /run/gpiod-broker ] && [ -z "$(ls -A /run/gpiod-broker)" ]
+	[ -d /run/gpiod-broker ] && [ -z "$(ls -A /run/gpiod-broker)" ] || return 1
+	# The slices' unit is part of the broker's: stopped with it, its slices removed.
+	echo "$sunit: $(sprop ActiveState); /dev/gpio/slice: $(ls -A /dev/gpio/slice 2>&1)"
+	[ "$(sprop ActiveState)" = inactive ] && [ ! -e "$sl" ]
 }
-check "systemctl stop: the output goes to its safe state (low, released), fd store and /run/gpiod-broker empty" t_stop
+check "systemctl stop: the output goes to its safe state (low, released), fd store and /run/gpiod-broker empty; the slices' unit stopped, its slice removed" t_stop
 
 t_start_clean() {
 	systemctl start "$unit" || return 1
