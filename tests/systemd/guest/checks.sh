@@ -620,9 +620,9 @@ t_slice_security > "$diag" 2>&1 && pass "slices: systemd-analyze security of the
 	|| fail "slices: systemd-analyze security of the running helper's unit: exposure <= 1.5"
 
 t_slice_busy() {
-	out=$(as_user gpiobrokerctl set sl-a=1 2>&1); rc=$?
-	echo "exit $rc: $out"
-	[ "$rc" -ne 0 ] && echo "$out" | grep -q 'in slice gbs'
+	said=$(as_user gpiobrokerctl set sl-a=1 2>&1); rc=$?
+	echo "exit $rc: $said"
+	[ "$rc" -ne 0 ] && echo "$said" | grep -q 'in slice gbs'
 }
 check "slices: the broker refuses a sliced line to its own clients, naming the slice" t_slice_busy
 
