@@ -41,7 +41,8 @@ static void help(void)
 	       "     --policy-dir=DIR   policy files (default %s)\n"
 	       "     --log-level=LEVEL  err, warning, notice, info or debug\n"
 	       "     --unless-restart=UNIT\n"
-	       "                        stop: keep the slices while UNIT has a restart job\n",
+	       "                        stop: keep the slices while UNIT is restarting\n"
+	       "                        (a restart or start job queued)\n",
 	       arg_policy_dir);
 }
 
@@ -328,7 +329,9 @@ static int do_sync(void)
 	return failed ? EXIT_PARTIAL : EXIT_SUCCESS;
 }
 
-/* Whether @p unit has a restart job queued (its stop half is what runs us). */
+/* Whether @p unit is coming back: a restart job queued, or the start job a restart
+ * becomes once the unit has stopped. We are ordered before it, so our stop runs after
+ * its stop, when systemd has already turned its job into a start. */
 static bool restart_pending(const char *unit)
 {
 	_cleanup_(sd_bus_error_free) sd_bus_error err = SD_BUS_ERROR_NULL;
@@ -347,7 +350,8 @@ static bool restart_pending(const char *unit)
 		r = sd_bus_message_enter_container(reply, 'a', "(usssoo)");
 	while (r > 0 && !found) {
 		r = sd_bus_message_read(reply, "(usssoo)", &id, &u, &type, &state, &job, &upath);
-		if (r > 0 && strcmp(u, unit) == 0 && strcmp(type, "restart") == 0)
+		if (r > 0 && strcmp(u, unit) == 0 &&
+		    (strcmp(type, "restart") == 0 || strcmp(type, "start") == 0))
 			found = true;
 	}
 	if (r < 0)
