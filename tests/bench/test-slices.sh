@@ -105,9 +105,31 @@ else
 fi
 kill "$monpid" 2>/dev/null; wait "$monpid" 2>/dev/null
 
-out=$(as gb-alice unshare --user --map-root-user --mount gpioinfo -c "$slice" 2>&1)
-check "in a user and mount namespace of gb-alice's, the slice is hers" 2 \
-	"$(printf '%s\n' "$out" | grep -c '^[[:space:]]*line ')"
+# A container's view: gb-alice in a user and mount namespace of her own whose /dev
+# holds the slice's node alone (as docker run --device=/dev/gpio/slice/alice gives).
+in_container() {
+	as gb-alice unshare --user --map-root-user --mount sh -c '
+		node=$1; shift
+		mount -t tmpfs none /mnt && touch /mnt/gpiochip0 &&
+			mount --bind "$node" /mnt/gpiochip0 && mount --rbind /mnt /dev || exit 99
+		exec "$@"' sh "$(readlink -f "$slice")" "$@"
+}
+check "in the container, /dev has the slice's chip only" gpiochip0 "$(in_container ls /dev 2>&1)"
+out=$(in_container gpiodetect 2>&1)
+check "... gpiodetect finds one chip, the aggregator's" "1 1" \
+	"$(printf '%s\n' "$out" | wc -l) $(printf '%s\n' "$out" | grep -c '\[gpio-aggregator\.')"
+out=$(in_container gpioinfo -c gpiochip0 2>&1)
+check "... gpioinfo shows the slice's 2 lines" 2 "$(printf '%s\n' "$out" | grep -c '^[[:space:]]*line ')"
+sim_pull gbslice 1 pull-up
+check "... gpioget reads slice line 1 (the parent's pull-up)" 1 \
+	"$(in_container gpioget --numeric -c gpiochip0 1 2>&1)"
+sim_pull gbslice 1 pull-down
+check "... no node there is the real chip's ($parent)" "" \
+	"$(in_container stat -c '%t:%T' /dev/gpiochip0 | grep -x "$(stat -c '%t:%T' "/dev/$parent")")"
+major_minor=$(stat -c '%t %T' "/dev/$parent" | { read -r ma mi; printf '%d %d' "0x$ma" "0x$mi"; })
+out=$(in_container sh -c "mknod /dev/real c $major_minor" 2>&1); prc=$?
+check "... and cannot be made there (mknod refused)" "1 yes" \
+	"$([ "$prc" -ne 0 ] && echo 1 || echo 0) $(printf '%s' "$out" | grep -q 'Operation not permitted' && echo yes || echo no)"
 
 sync_slices
 check "a second sync changes nothing (exit 0)" 0 "$rc"
