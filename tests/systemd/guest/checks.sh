@@ -647,6 +647,20 @@ t_slice_busy() {
 }
 check "slices: the broker refuses a sliced line to its own clients (get: Busy naming the slice; info --verbose says so)" t_slice_busy
 
+# A service given the slice as systemd gives a device: DevicePolicy=closed with
+# DeviceAllow= naming the link. Root's, so that only the device cgroup stands
+# between it and the real chip.
+t_slice_deviceallow() {
+	svc() { systemd-run --quiet --wait --pipe --collect -p DevicePolicy=closed \
+		-p "DeviceAllow=$sl rw" "$@"; }
+	svc gpioinfo -c "$sl" > "$T/svc-slice" 2>&1; src=$?
+	svc gpioinfo -c "$chip" > "$T/svc-real" 2>&1; rrc=$?
+	echo "slice: exit $src"; cat "$T/svc-slice"; echo "real chip: exit $rrc"; cat "$T/svc-real"
+	[ "$src" -eq 0 ] && [ "$(grep -c '^[[:space:]]*line ' "$T/svc-slice")" = 2 ] &&
+		[ "$rrc" -ne 0 ] && grep -q 'Operation not permitted' "$T/svc-real"
+}
+check "slices: a unit with DevicePolicy=closed and DeviceAllow=/dev/gpio/slice/gbs uses the slice and is refused the real chip (EPERM)" t_slice_deviceallow
+
 t_slice_restart() {
 	hold_slice
 	wait_until 10 sl_a_high || return 1
