@@ -611,13 +611,14 @@ t_slice_made() {
 	# udev replaying the chip's events must leave it as the helper made it.
 	schip=$(readlink -f "$sl")
 	udevadm trigger --settle --action=add "$schip"
-	stat -c '%n %U:%G %a' "$schip"
+	ls -l "$schip"
 	[ "$(sprop ActiveState)" = active ] && [ "$(grep -c '^[[:space:]]*line ' "$T/slinfo")" = 2 ] &&
-		slice_state | grep -q '"made"' && [ "$(stat -c '%U:%G %a' "$schip")" = "root:root 600" ] &&
+		slice_state | grep -q '"made"' && [ "$(stat -c '%U:%G %A' "$schip")" = "root:root crw-rw----" ] &&
+		ls -l "$schip" | grep -q '^crw-rw----+ ' &&
 		as_user gpioinfo -c "$sl" > /dev/null && ! setpriv --reuid=nobody --regid=nogroup \
 		--clear-groups -- sh -c 'exec 3< "$1"' sh "$schip" 2> /dev/null
 }
-check "slices: gpiod-broker-slices.service made the slice: /dev/gpio/slice/gbs, 2 lines in gb-user's gpioinfo, the Slice object says made; after udevadm trigger still root:root 0600, gb-user's by its ACL, nobody's not" t_slice_made
+check "slices: gpiod-broker-slices.service made the slice: /dev/gpio/slice/gbs, 2 lines in gb-user's gpioinfo, the Slice object says made; after udevadm trigger still root:root with its ACL (crw-rw----+), gb-user's, nobody's" t_slice_made
 
 t_slice_security() {
 	systemd-analyze security --no-pager "$sunit" > "$T/ssec" 2>&1
