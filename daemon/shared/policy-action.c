@@ -175,24 +175,12 @@ int gb_policy_action_set_key(struct gb_policy_action *a, const char *key, const 
 {
 	unsigned long v;
 	char *end;
-	int id = -1;
+	int id;
 
-	for (size_t i = 0; i < ELEMENTSOF(action_keys); i++)
-		if (strcmp(action_keys[i], key) == 0)
-			id = (int)i;
-	if (id < 0) {
-		snprintf(err, size, "unknown key '%s' in an [action] section", key);
-		return -EINVAL;
-	}
-	if (*seen & (1ul << id)) {
-		snprintf(err, size, "'%s' given twice in this section", key);
-		return -EINVAL;
-	}
-	*seen |= 1ul << id;
-	if (!*value) {
-		snprintf(err, size, "'%s' has no value", key);
-		return -EINVAL;
-	}
+	id = gb_policy_section_key(action_keys, ELEMENTSOF(action_keys), "an [action]", key, value,
+				   seen, err, size);
+	if (id < 0)
+		return id;
 
 	switch (id) {
 	case A_LINE:

@@ -309,11 +309,10 @@ static int set_key(struct parser *p, const char *key, char *value)
 	unsigned int where = p->section == SEC_BROKER ? 4 : e->group ? 2 : 1;
 	int id = -1, r = 0;
 	unsigned int v;
+	char msg[400];
 	bool b;
 
 	if (p->section == SEC_ACTION || p->section == SEC_SLICE) {
-		char msg[400];
-
 		r = p->section == SEC_ACTION ?
 			gb_policy_action_set_key(&p->act, key, value, &p->seen, msg, sizeof(msg)) :
 			gb_policy_slice_set_key(p->policy, &p->slice, key, value, p->line, &p->seen,
@@ -322,6 +321,8 @@ static int set_key(struct parser *p, const char *key, char *value)
 			ERR(p, "%s", msg);
 		return r;
 	}
+	/* [line], [group] and [broker] share one table, a key belonging to some of them
+	 * only: found here, then checked as every section's keys are. */
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
 		if (strcmp(keys[i].name, key) == 0) {
 			if (!(keys[i].sections & where)) {
@@ -335,25 +336,18 @@ static int set_key(struct parser *p, const char *key, char *value)
 		ERR(p, "unknown key '%s'", key);
 		return -EINVAL;
 	}
-	if (p->seen & (1ul << id)) {
-		ERR(p, "'%s' given twice in this section", key);
-		return -EINVAL;
-	}
-	p->seen |= 1ul << id;
-	if (!*value) {
-		ERR(p, "'%s' has no value", key);
-		return -EINVAL;
+	r = gb_policy_key_given(key, id, value, &p->seen, msg, sizeof(msg));
+	if (r < 0) {
+		ERR(p, "%s", msg);
+		return r;
 	}
 
 	switch (id) {
-	case K_CHIP: {
-		char msg[400];
-
+	case K_CHIP:
 		r = gb_policy_parse_chip(e, value, msg, sizeof(msg));
 		if (r == -EINVAL)
 			ERR(p, "%s", msg);
 		return r;
-	}
 	case K_LINE_NAME:
 		e->line_name = strdup(value);
 		break;

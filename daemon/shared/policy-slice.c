@@ -175,24 +175,12 @@ int gb_policy_slice_set_key(struct gb_policy *p, struct gb_policy_slice *s, cons
 {
 	char ***v;
 	size_t *n, before;
-	int id = -1, r;
+	int id, r;
 
-	for (size_t i = 0; i < ELEMENTSOF(slice_keys); i++)
-		if (strcmp(slice_keys[i], key) == 0)
-			id = (int)i;
-	if (id < 0) {
-		snprintf(err, size, "unknown key '%s' in a [slice] section", key);
-		return -EINVAL;
-	}
-	if (*seen & (1ul << id)) {
-		snprintf(err, size, "'%s' given twice in this section", key);
-		return -EINVAL;
-	}
-	*seen |= 1ul << id;
-	if (!*value) {
-		snprintf(err, size, "'%s' has no value", key);
-		return -EINVAL;
-	}
+	id = gb_policy_section_key(slice_keys, ELEMENTSOF(slice_keys), "a [slice]", key, value,
+				   seen, err, size);
+	if (id < 0)
+		return id;
 	v = id == S_LINES ? &s->lines : id == S_USERS ? &s->users : &s->groups;
 	n = id == S_LINES ? &s->n_lines : id == S_USERS ? &s->n_users : &s->n_groups;
 	before = *n;

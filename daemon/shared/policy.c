@@ -186,6 +186,37 @@ void gb_policy_add_error(char **errors, const char *file, unsigned int line, con
 	*errors = n;
 }
 
+/* One rule for the keys of every kind of section, so that a key given twice (the second
+ * would silently win) or given empty is refused alike, in the same words, in each. */
+int gb_policy_key_given(const char *key, int id, const char *value, unsigned long *seen,
+			char *err, size_t size)
+{
+	if (*seen & (1ul << id)) {
+		snprintf(err, size, "'%s' given twice in this section", key);
+		return -EINVAL;
+	}
+	*seen |= 1ul << id;
+	if (!*value) {
+		snprintf(err, size, "'%s' has no value", key);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int gb_policy_section_key(const char *const *keys, size_t n_keys, const char *section,
+			  const char *key, const char *value, unsigned long *seen, char *err,
+			  size_t size)
+{
+	for (size_t i = 0; i < n_keys; i++)
+		if (strcmp(keys[i], key) == 0) {
+			int r = gb_policy_key_given(key, (int)i, value, seen, err, size);
+
+			return r < 0 ? r : (int)i;
+		}
+	snprintf(err, size, "unknown key '%s' in %s section", key, section);
+	return -EINVAL;
+}
+
 /* The image's @p file, read when a name is first looked up in it; on failure, why is
  * kept for the loader, which reports it once. */
 static struct gb_sysroot_names *sysroot_names(struct gb_policy *p, const char *file)

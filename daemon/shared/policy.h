@@ -208,6 +208,21 @@ void gb_policy_add_error(char **errors, const char *file, unsigned int line, con
 int gb_policy_parse_bool(const char *v, bool *out);
 /** A name of an alias, group or action: a letter, then letters, digits, '-', '_', '.'. */
 bool gb_policy_valid_name(const char *s);
+/**
+ * A section's key @p id (@p key as written) given with @p value: refused if the section
+ * gave it already (@p seen, a bit per id, holds its keys so far) or if the value is
+ * empty. 0, or -EINVAL with the message in @p err.
+ */
+int gb_policy_key_given(const char *key, int id, const char *value, unsigned long *seen,
+			char *err, size_t size);
+/**
+ * The id of @p key in a section whose keys are @p keys (the id is the index), checked as
+ * gb_policy_key_given() does; a key not among them is unknown "in @p section section"
+ * (@p section: "a [slice]"). The id, or -EINVAL with the message in @p err.
+ */
+int gb_policy_section_key(const char *const *keys, size_t n_keys, const char *section,
+			  const char *key, const char *value, unsigned long *seen, char *err,
+			  size_t size);
 /** Free what one entry holds (the parser drops a half-read one). */
 void gb_policy_entry_clear(struct gb_policy_entry *e);
 

@@ -139,6 +139,7 @@ static const struct {
 	  "t.conf:5: unknown key 'users' in an [action] section" },
 	{ "[action a]\nline = x\nline = y\ntrigger = rising\nunit = a.service\n",
 	  "t.conf:3: 'line' given twice in this section" },
+	{ "[action a]\nline = x\ntrigger =\nunit = a.service\n", "t.conf:3: 'trigger' has no value" },
 	{ "[action a]\nline = a b\ntrigger = rising\nunit = a.service\n",
 	  "t.conf:2: 'line' must be an alias" },
 	{ "[action 1a]\nline = x\ntrigger = rising\nunit = a.service\n",
