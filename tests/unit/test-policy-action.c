@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "policy.h"
 #include "testmain.h"
 
@@ -196,22 +197,6 @@ START_TEST(test_after_long_press)
 }
 END_TEST
 
-static void put(const char *root, const char *path)
-{
-	char full[512], *slash;
-	int fd;
-
-	snprintf(full, sizeof(full), "%s/%s", root, path);
-	for (slash = strchr(full + strlen(root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		mkdir(full, 0755);
-		*slash = '/';
-	}
-	fd = open(full, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-}
-
 /* --root: each unit an action can start is in the image, or its template is. */
 START_TEST(test_units_in_image)
 {
@@ -224,8 +209,8 @@ START_TEST(test_units_in_image)
 	struct gb_policy *p;
 
 	ck_assert_ptr_nonnull(mkdtemp(root));
-	put(root, "usr/lib/systemd/system/ev@.service");
-	put(root, "etc/systemd/system/reset.service");
+	gb_write_file(root, "usr/lib/systemd/system/ev@.service", "");
+	gb_write_file(root, "etc/systemd/system/reset.service", "");
 	p = parse(text, &errors, &n);
 	ck_assert_int_eq(n, 0);
 	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -234,19 +219,14 @@ START_TEST(test_units_in_image)
 	ck_assert_int_eq(n, 1);
 	ck_assert_msg(strstr(errors, "t.conf:9: [action c]: unit door.service is not in the image"),
 		      "%s", errors);
-	put(root, "lib/systemd/system/door.service");
+	gb_write_file(root, "lib/systemd/system/door.service", "");
 	free(errors);
 	errors = NULL;
 	ck_assert_int_eq(gb_policy_actions_check_units(p, rootfd, &errors), 0);
 	close(rootfd);
 	free(errors);
 	gb_policy_free(p);
-	{
-		char cmd[600];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-		ck_assert_int_eq(system(cmd), 0);
-	}
+	gb_remove_tree(root);
 }
 END_TEST
 

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "policy.h"
 #include "testmain.h"
 
@@ -307,18 +308,6 @@ START_TEST(test_fd_missing)
 }
 END_TEST
 
-static void write_file(const char *root, const char *path, const char *text)
-{
-	char full[512];
-	FILE *f;
-
-	snprintf(full, sizeof(full), "%s/%s", root, path);
-	f = fopen(full, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 /* What --check-policy prints of the kernel, and the number of warnings. */
 static int check_kernel(const struct gb_policy *p, const char *root, char **out)
 {
@@ -336,7 +325,7 @@ START_TEST(test_kernel_image)
 {
 	static const char text[] =
 		"[slice a]\nlines = door\nusers = 0\n\n[slice b]\nlines = led\nusers = 0\n" ENTRIES;
-	char root[] = "/tmp/gb-test-slice-XXXXXX", boot[600], *errors, *out = NULL, cmd[600];
+	char root[] = "/tmp/gb-test-slice-XXXXXX", *errors, *out = NULL, cmd[600];
 	int n;
 	struct gb_policy *p = parse(text, &errors, &n), *none;
 
@@ -350,9 +339,7 @@ START_TEST(test_kernel_image)
 	ck_assert_str_eq(out, cmd);
 	free(out);
 
-	snprintf(boot, sizeof(boot), "%s/boot", root);
-	ck_assert_int_eq(mkdir(boot, 0755), 0);
-	write_file(root, "boot/config-6.1",
+	gb_write_file(root, "boot/config-6.1",
 		   "CONFIG_GPIOLIB=y\n# CONFIG_GPIO_AGGREGATOR is not set\n"
 		   "CONFIG_GPIO_AGGREGATOR_X=y\n");
 	ck_assert_int_eq(check_kernel(p, root, &out), 2);
@@ -362,18 +349,18 @@ START_TEST(test_kernel_image)
 			 "(CONFIG_GPIO_AGGREGATOR): the slice cannot be made (boot/config-6.1)\n");
 	free(out);
 
-	write_file(root, "boot/config-6.1", "CONFIG_GPIOLIB=y\nCONFIG_GPIO_AGGREGATOR=m\n");
+	gb_write_file(root, "boot/config-6.1", "CONFIG_GPIOLIB=y\nCONFIG_GPIO_AGGREGATOR=m\n");
 	ck_assert_int_eq(check_kernel(p, root, &out), 0);
 	ck_assert_str_eq(out, "");
 	free(out);
-	write_file(root, "boot/config-6.1", "CONFIG_GPIO_AGGREGATOR=y");
+	gb_write_file(root, "boot/config-6.1", "CONFIG_GPIO_AGGREGATOR=y");
 	ck_assert_int_eq(check_kernel(p, root, &out), 0);
 	ck_assert_str_eq(out, "");
 	free(out);
 
 	/* No slices: nothing to say, whatever the kernel. */
 	none = gb_policy_new();
-	write_file(root, "boot/config-6.1", "\n");
+	gb_write_file(root, "boot/config-6.1", "\n");
 	ck_assert_int_eq(check_kernel(none, root, &out), 0);
 	ck_assert_str_eq(out, "");
 	free(out);
@@ -381,8 +368,7 @@ START_TEST(test_kernel_image)
 
 	free(errors);
 	gb_policy_free(p);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	ck_assert_int_eq(system(cmd), 0);
+	gb_remove_tree(root);
 }
 END_TEST
 

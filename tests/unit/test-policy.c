@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "policy.h"
 #include "testmain.h"
 
@@ -514,28 +515,17 @@ START_TEST(test_nul_byte)
 }
 END_TEST
 
-static void write_file(const char *dir, const char *name, const char *text, mode_t mode)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	ck_assert_int_eq(chmod(path, mode), 0);
-}
-
 START_TEST(test_load)
 {
 	char dir[] = "/tmp/gb-policy-XXXXXX", *errors = NULL;
 	struct gb_policy *p;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	write_file(dir, "10-a.conf", "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\n", 0644);
-	write_file(dir, "20-b.conf", "[line b]\nchip = c\noffset = 2\nusers = 1\ndirections = output\n", 0644);
-	write_file(dir, "README", "not a policy file, ignored\n", 0644);
+	gb_write_file(dir, "10-a.conf",
+		      "[line a]\nchip = c\noffset = 1\nusers = 1\ndirections = output\n");
+	gb_write_file(dir, "20-b.conf",
+		      "[line b]\nchip = c\noffset = 2\nusers = 1\ndirections = output\n");
+	gb_write_file(dir, "README", "not a policy file, ignored\n");
 	p = gb_policy_load(dir, &errors);
 	if (getuid() == 0) {
 		ck_assert_msg(p != NULL, "%s", errors);
@@ -543,7 +533,8 @@ START_TEST(test_load)
 		gb_policy_free(p);
 
 		/* across files: the second file may not cover the first one's line */
-		write_file(dir, "30-c.conf", "[line c]\nchip = c\noffset = 1\nusers = 1\ndirections = input\n", 0644);
+		gb_write_file(dir, "30-c.conf",
+			      "[line c]\nchip = c\noffset = 1\nusers = 1\ndirections = input\n");
 		ck_assert_ptr_null(gb_policy_load(dir, &errors));
 		ck_assert_msg(strstr(errors, "30-c.conf:1: line c:1 is already covered by [line a]"), "%s", errors);
 		free(errors);
@@ -556,7 +547,8 @@ START_TEST(test_load)
 		}
 
 		/* group- or world-writable: refused */
-		write_file(dir, "40-d.conf", "[line d]\nchip = c\noffset = 4\nusers = 1\ndirections = input\n", 0666);
+		gb_write_file_mode(dir, "40-d.conf", "[line d]\nchip = c\noffset = 4\nusers = 1\n"
+				   "directions = input\n", 0666);
 		ck_assert_ptr_null(gb_policy_load(dir, &errors));
 		ck_assert_msg(strstr(errors, "40-d.conf: must be owned by root and not writable"), "%s", errors);
 	} else {
@@ -572,15 +564,12 @@ START_TEST(test_load)
 		char root[600], path[700], *warnings = NULL;
 
 		snprintf(root, sizeof(root), "%s/root", dir);
-		ck_assert_int_eq(mkdir(root, 0755), 0);
-		snprintf(path, sizeof(path), "%s/etc", root);
-		ck_assert_int_eq(mkdir(path, 0755), 0);
-		write_file(path, "passwd", "root:x:0:0::/root:/bin/sh\ndoor-ctl:x:901:901::/:/bin/false\n", 0644);
-		write_file(path, "group", "root:x:0:\ndoor:x:902:\n", 0644);
 		snprintf(path, sizeof(path), "%s/pol", dir);
-		ck_assert_int_eq(mkdir(path, 0755), 0);
-		write_file(path, "10-a.conf", "[line a]\nchip = c\noffset = 1\nusers = door-ctl, ghost\n"
-			   "groups = door\ndirections = output\n", 0644);
+		gb_write_file(dir, "root/etc/passwd",
+			      "root:x:0:0::/root:/bin/sh\ndoor-ctl:x:901:901::/:/bin/false\n");
+		gb_write_file(dir, "root/etc/group", "root:x:0:\ndoor:x:902:\n");
+		gb_write_file(dir, "pol/10-a.conf", "[line a]\nchip = c\noffset = 1\n"
+			      "users = door-ctl, ghost\ngroups = door\ndirections = output\n");
 		p = gb_policy_load_from(path, root, &errors, &warnings);
 		ck_assert_msg(p != NULL, "%s", errors);
 		ck_assert_uint_eq(p->entries[0].uids[0], 901);
@@ -590,8 +579,8 @@ START_TEST(test_load)
 		ck_assert_ptr_null(p->warnings);
 		gb_policy_free(p);
 		free(warnings);
-		write_file(path, "20-b.conf", "[line b]\nchip = c\noffset = 2\nusers = 1\ndirections = output\n",
-			   0664);
+		gb_write_file_mode(path, "20-b.conf", "[line b]\nchip = c\noffset = 2\nusers = 1\n"
+				   "directions = output\n", 0664);
 		ck_assert_ptr_null(gb_policy_load_from(path, root, &errors, NULL));
 		ck_assert_msg(strstr(errors, "20-b.conf: must be owned by root and not writable"), "%s", errors);
 		free(errors);
@@ -601,12 +590,7 @@ START_TEST(test_load)
 	ck_assert_ptr_nonnull(p); /* no directory: empty policy, deny all */
 	ck_assert_uint_eq(p->n_entries, 0);
 	gb_policy_free(p);
-	{
-		char cmd[600];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		ck_assert_int_eq(system(cmd), 0);
-	}
+	gb_remove_tree(dir);
 }
 END_TEST
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "macro.h"
 #include "slice-state.h"
 #include "testmain.h"
@@ -28,22 +29,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static void put(const char *name, const char *text)
-{
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
+	gb_remove_tree(dir);
 }
 
 static void make(struct gb_slice *s)
@@ -104,8 +90,8 @@ START_TEST(test_names_and_errors)
 	ck_assert_int_eq(gb_slice_state_write(dir, &a), 0);
 	ck_assert_int_eq(gb_slice_error_write(dir, "bad", "line door is held by \"x\"\nsecond"),
 			 0);
-	put("lab-2.tmp", "half");
-	put(".hidden", "x");
+	gb_write_file(dir, "lab-2.tmp", "half");
+	gb_write_file(dir, ".hidden", "x");
 	ck_assert_int_eq(gb_slice_state_names(dir, false, &names), 0);
 	ck_assert_ptr_nonnull(names);
 	ck_assert_str_eq(names[0], "lab-2");
@@ -122,7 +108,7 @@ START_TEST(test_names_and_errors)
 	free(why);
 	ck_assert_int_eq(gb_slice_error_read(dir, "lab-2", &why), -ENOENT);
 	ck_assert_ptr_null(why);
-	put("empty.error", "");
+	gb_write_file(dir, "empty.error", "");
 	ck_assert_int_eq(gb_slice_error_read(dir, "empty", &why), -EBADMSG);
 	ck_assert_int_eq(gb_slice_error_write(dir, "bad", NULL), 0);
 	ck_assert_int_eq(gb_slice_error_read(dir, "bad", &why), -ENOENT);
@@ -161,7 +147,7 @@ START_TEST(test_malformed)
 {
 	struct gb_slice s = {};
 
-	put("m", bad[_i]);
+	gb_write_file(dir, "m", bad[_i]);
 	ck_assert_int_eq(gb_slice_state_read(dir, "m", &s), -EBADMSG);
 	ck_assert_ptr_null(s.name);
 	ck_assert_ptr_null(s.lines);
@@ -179,7 +165,7 @@ START_TEST(test_long_line)
 	memcpy(text, HEAD "spec=", head);
 	memset(text + head, 'a', n);
 	memcpy(text + head + n, "\n", 2);
-	put("long", text);
+	gb_write_file(dir, "long", text);
 	free(text);
 	ck_assert_int_eq(gb_slice_state_read(dir, "long", &s), -EBADMSG);
 	ck_assert_ptr_null(s.spec);
@@ -190,7 +176,7 @@ START_TEST(test_later_keys)
 {
 	struct gb_slice s = {};
 
-	put("later", HEAD "made_by=2.0\nline=gpiochip0 1 output-high a b\n");
+	gb_write_file(dir, "later", HEAD "made_by=2.0\nline=gpiochip0 1 output-high a b\n");
 	ck_assert_int_eq(gb_slice_state_read(dir, "later", &s), 0);
 	ck_assert_uint_eq(s.n_lines, 1);
 	ck_assert_str_eq(s.lines[0].item, "a b");

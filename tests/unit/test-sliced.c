@@ -14,41 +14,27 @@
 
 #include "broker.h"
 #include "chip.h"
+#include "files.h"
 #include "org.gpiodbroker1.h"
 #include "sliced.h"
 #include "testmain.h"
 
 static char dir[64];
 
-static void put(const char *name, const char *text)
-{
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void setup(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/test-sliced.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	put("lab-2", "device=gpio-aggregator.0\nchip=gpiochip9\nspec=gpiochip0 1,5\n"
-		     "users=root,1000\ngroups=\nline=gpiochip0 1 output-low door\n"
-		     "line=gpiochip0 5 as-is gpio-sim.0:5\n");
-	put("gone.error", "line door is held by \"x\"\n");
-	put("broken", "device=gpio-aggregator.1\nline=gpiochip1 x as-is y\n");
+	gb_write_file(dir, "lab-2", "device=gpio-aggregator.0\nchip=gpiochip9\nspec=gpiochip0 1,5\n"
+				   "users=root,1000\ngroups=\nline=gpiochip0 1 output-low door\n"
+				   "line=gpiochip0 5 as-is gpio-sim.0:5\n");
+	gb_write_file(dir, "gone.error", "line door is held by \"x\"\n");
+	gb_write_file(dir, "broken", "device=gpio-aggregator.1\nline=gpiochip1 x as-is y\n");
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	gb_remove_tree(dir);
 }
 
 START_TEST(test_lookup)
