@@ -15,19 +15,9 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "policy-util.h"
 #include "policy.h"
 #include "testmain.h"
-
-static struct gb_policy *parse(const char *text, char **errors, int *n)
-{
-	struct gb_policy *p = gb_policy_new();
-
-	*errors = NULL;
-	*n = gb_policy_parse(p, "t.conf", text, strlen(text), errors);
-	if (*n >= 0)
-		*n += gb_policy_finish(p, errors);
-	return p;
-}
 
 START_TEST(test_valid)
 {
@@ -64,12 +54,10 @@ START_TEST(test_valid)
 		"trigger = both\n"
 		"unit = door.target\n"
 		"job = stop\n";
-	char *errors, unit[256];
-	int n;
-	struct gb_policy *p = parse(text, &errors, &n);
+	char unit[256];
+	struct gb_policy *p = gb_test_policy_valid(text);
 	const struct gb_policy_action *a;
 
-	ck_assert_msg(n == 0, "errors: %s", errors);
 	ck_assert_uint_eq(p->n_actions, 4);
 	a = &p->actions[0];
 	ck_assert_str_eq(a->name, "short");
@@ -95,7 +83,6 @@ START_TEST(test_valid)
 	ck_assert_int_eq(gb_policy_action_unit(&p->actions[3], GB_TEV_FALLING, unit, sizeof(unit)), 0);
 	ck_assert_str_eq(unit, "door.target");
 	ck_assert_int_eq(p->actions[3].job, GB_JOB_STOP);
-	free(errors);
 	gb_policy_free(p);
 }
 END_TEST
@@ -166,15 +153,7 @@ static const struct {
 
 START_TEST(test_errors)
 {
-	char *errors;
-	int n;
-	struct gb_policy *p = parse(bad[_i].text, &errors, &n);
-
-	ck_assert_msg(n > 0, "case %d accepted: %s", _i, bad[_i].text);
-	ck_assert_msg(errors && strstr(errors, bad[_i].error), "case %d: want '%s', got '%s'", _i,
-		      bad[_i].error, errors);
-	free(errors);
-	gb_policy_free(p);
+	gb_test_policy_refuses(_i, bad[_i].text, bad[_i].error);
 }
 END_TEST
 
@@ -184,15 +163,11 @@ START_TEST(test_after_long_press)
 	static const char text[] =
 		"[action a]\nline = b\ntrigger = press\nafter-long-press = yes\nunit = a.service\n"
 		"[action c]\nline = other\ntrigger = press\nunit = c.service\n";
-	char *errors;
-	int n;
-	struct gb_policy *p = parse(text, &errors, &n);
+	struct gb_policy *p = gb_test_policy_valid(text);
 
-	ck_assert_msg(n == 0, "%s", errors);
 	ck_assert(p->actions[0].trigger.after_long_press);
 	/* No long press on its line: every press is short. */
 	ck_assert_uint_eq(p->actions[1].trigger.long_hold_ns, 0);
-	free(errors);
 	gb_policy_free(p);
 }
 END_TEST
@@ -204,15 +179,14 @@ START_TEST(test_units_in_image)
 		"[action a]\nline = btn\ntrigger = both\nunit = ev@.service\n"
 		"[action b]\nline = btn\ntrigger = press\nunit = reset.service\n"
 		"[action c]\nline = door\ntrigger = rising\nunit = door.service\n";
-	char root[] = "/tmp/gb-test-units-XXXXXX", *errors;
+	char root[] = "/tmp/gb-test-units-XXXXXX", *errors = NULL;
 	int n, rootfd;
 	struct gb_policy *p;
 
 	ck_assert_ptr_nonnull(mkdtemp(root));
 	gb_write_file(root, "usr/lib/systemd/system/ev@.service", "");
 	gb_write_file(root, "etc/systemd/system/reset.service", "");
-	p = parse(text, &errors, &n);
-	ck_assert_int_eq(n, 0);
+	p = gb_test_policy_valid(text);
 	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(rootfd, 0);
 	n = gb_policy_actions_check_units(p, rootfd, &errors);
@@ -236,20 +210,17 @@ START_TEST(test_polkit)
 	static const char text[] =
 		"[action a]\nline = power-btn\ntrigger = both\nunit = ev@.service\n"
 		"[action b]\nline = x\ntrigger = long-press\nhold = 1s\nunit = r\"x.service\njob = restart\n";
-	char *errors, *out = NULL;
+	char *out = NULL;
 	size_t len = 0;
-	int n;
-	struct gb_policy *p = parse(text, &errors, &n);
+	struct gb_policy *p;
 	FILE *f;
 
 	/* A quote is no unit character: refused before any rule is written. */
-	ck_assert_int_gt(n, 0);
-	gb_policy_free(p);
-	free(errors);
-	p = parse("[action a]\nline = power-btn\ntrigger = both\nunit = ev@.service\n"
-		  "[action b]\nline = x\ntrigger = long-press\nhold = 1s\nunit = r.service\n"
-		  "job = restart\n", &errors, &n);
-	ck_assert_int_eq(n, 0);
+	gb_test_policy_refuses(0, text, "t.conf:9: 'unit' has a character a unit name cannot "
+			       "have: 'r\"x.service'");
+	p = gb_test_policy_valid("[action a]\nline = power-btn\ntrigger = both\n"
+				 "unit = ev@.service\n[action b]\nline = x\ntrigger = long-press\n"
+				 "hold = 1s\nunit = r.service\njob = restart\n");
 	f = open_memstream(&out, &len);
 	ck_assert_int_eq(gb_policy_actions_polkit(p, "gpiod-broker", "t.d", f), 0);
 	fclose(f);
@@ -260,7 +231,6 @@ START_TEST(test_polkit)
 	ck_assert_msg(strstr(out, "org.freedesktop.systemd1.manage-units"), "%s", out);
 	ck_assert(!strstr(out, "\"start r.service\""));
 	free(out);
-	free(errors);
 	gb_policy_free(p);
 }
 END_TEST

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "policy-util.h"
 #include "policy.h"
 #include "testmain.h"
 
@@ -32,17 +33,6 @@
 	"[line led]\nline-name = LED0\nusers = 0\n" ALL \
 	"[line narrow]\nchip = gpiochip0\noffset = 2\nusers = 0\ndirections = input\n"
 
-static struct gb_policy *parse(const char *text, char **errors, int *n)
-{
-	struct gb_policy *p = gb_policy_new();
-
-	*errors = NULL;
-	*n = gb_policy_parse(p, "t.conf", text, strlen(text), errors);
-	if (*n >= 0)
-		*n += gb_policy_finish(p, errors);
-	return p;
-}
-
 START_TEST(test_valid)
 {
 	static const char text[] =
@@ -55,12 +45,9 @@ START_TEST(test_valid)
 		"lines = gpio-sim.0:6, gpio-sim.1:6\n"
 		"groups = root, 20\n"
 		ENTRIES;
-	char *errors;
-	int n;
-	struct gb_policy *p = parse(text, &errors, &n);
+	struct gb_policy *p = gb_test_policy_valid(text);
 	const struct gb_policy_slice *s;
 
-	ck_assert_msg(n == 0, "errors: %s", errors);
 	ck_assert_ptr_null(p->warnings);
 	ck_assert_uint_eq(p->n_slices, 2);
 	s = &p->slices[0];
@@ -85,7 +72,6 @@ START_TEST(test_valid)
 	ck_assert_uint_eq(s->n_groups, 2);
 	ck_assert_str_eq(s->groups[0], "root");
 	ck_assert_str_eq(s->groups[1], "20");
-	free(errors);
 	gb_policy_free(p);
 }
 END_TEST
@@ -96,11 +82,8 @@ START_TEST(test_find)
 		"[slice a]\nlines = door LED0\nusers = 0\n"
 		"[slice b]\nlines = gpio-sim.0:5\nusers = 0\n"
 		ENTRIES;
-	char *errors;
-	int n;
-	struct gb_policy *p = parse(text, &errors, &n);
+	struct gb_policy *p = gb_test_policy_valid(text);
 
-	ck_assert_msg(n == 0, "errors: %s", errors);
 	ck_assert_ptr_eq(gb_policy_find_slice(p, "a"), &p->slices[0]);
 	ck_assert_ptr_eq(gb_policy_find_slice(p, "b"), &p->slices[1]);
 	ck_assert_ptr_null(gb_policy_find_slice(p, "c"));
@@ -118,7 +101,6 @@ START_TEST(test_find)
 	ck_assert_ptr_null(gb_policy_slice_of_item(p, "gpiochip0:2"));
 	ck_assert_ptr_null(gb_policy_slice_of_item(p, "/org/gpiodbroker1/chip/gpiochip0/line1"));
 	ck_assert_ptr_null(gb_policy_slice_of_item(p, ""));
-	free(errors);
 	gb_policy_free(p);
 }
 END_TEST
@@ -129,11 +111,8 @@ START_TEST(test_unknown_names)
 	static const char text[] =
 		"[slice a]\nlines = door\nusers = gb-no-such-user-x\ngroups = gb-no-such-group-x\n"
 		ENTRIES;
-	char *errors;
-	int n;
-	struct gb_policy *p = parse(text, &errors, &n);
+	struct gb_policy *p = gb_test_policy_valid(text);
 
-	ck_assert_msg(n == 0, "errors: %s", errors);
 	ck_assert_uint_eq(p->n_slices, 1);
 	ck_assert_msg(p->warnings &&
 		      strstr(p->warnings, "t.conf:3: unknown user 'gb-no-such-user-x'"), "%s",
@@ -141,7 +120,6 @@ START_TEST(test_unknown_names)
 	ck_assert_msg(strstr(p->warnings, "t.conf:4: unknown group 'gb-no-such-group-x'"), "%s",
 		      p->warnings);
 	ck_assert_uint_eq(gb_policy_count_lines(p->warnings), 2);
-	free(errors);
 	gb_policy_free(p);
 }
 END_TEST
@@ -161,7 +139,7 @@ START_TEST(test_free)
 		char *errors;
 		int n;
 
-		gb_policy_free(parse(texts[i], &errors, &n));
+		gb_policy_free(gb_test_policy_parse(texts[i], &errors, &n));
 		free(errors);
 	}
 	gb_policy_free(gb_policy_new());
@@ -253,15 +231,7 @@ static const struct {
 
 START_TEST(test_errors)
 {
-	char *errors;
-	int n;
-	struct gb_policy *p = parse(bad[_i].text, &errors, &n);
-
-	ck_assert_msg(n > 0, "case %d accepted: %s", _i, bad[_i].text);
-	ck_assert_msg(errors && strstr(errors, bad[_i].error), "case %d: want '%s', got '%s'", _i,
-		      bad[_i].error, errors);
-	free(errors);
-	gb_policy_free(p);
+	gb_test_policy_refuses(_i, bad[_i].text, bad[_i].error);
 }
 END_TEST
 
@@ -290,11 +260,9 @@ START_TEST(test_fd_missing)
 {
 	static const char text[] = "[line x]\nchip = c\noffset = 0\nusers = 0\n" ALL;
 	struct gb_policy_entry e = { .directions = GB_BIT(GPIOD_LINE_DIRECTION_INPUT) };
-	char *errors, buf[300];
-	int n;
-	struct gb_policy *p = parse(text, &errors, &n);
+	char buf[300];
+	struct gb_policy *p = gb_test_policy_valid(text);
 
-	ck_assert_int_eq(n, 0);
 	ck_assert_ptr_null(gb_policy_entry_fd_missing(&p->entries[0], buf, sizeof(buf)));
 	ck_assert_ptr_eq(gb_policy_entry_fd_missing(&e, buf, sizeof(buf)), buf);
 	ck_assert_str_eq(buf, "directions = input, output; direction-may-change = yes; "
@@ -303,7 +271,6 @@ START_TEST(test_fd_missing)
 	/* Cut short, not overrun. */
 	ck_assert_ptr_eq(gb_policy_entry_fd_missing(&e, buf, 10), buf);
 	ck_assert_uint_eq(strlen(buf), 9);
-	free(errors);
 	gb_policy_free(p);
 }
 END_TEST
@@ -325,11 +292,9 @@ START_TEST(test_kernel_image)
 {
 	static const char text[] =
 		"[slice a]\nlines = door\nusers = 0\n\n[slice b]\nlines = led\nusers = 0\n" ENTRIES;
-	char root[] = "/tmp/gb-test-slice-XXXXXX", *errors, *out = NULL, cmd[600];
-	int n;
-	struct gb_policy *p = parse(text, &errors, &n), *none;
+	char root[] = "/tmp/gb-test-slice-XXXXXX", *out = NULL, cmd[600];
+	struct gb_policy *p = gb_test_policy_valid(text), *none;
 
-	ck_assert_int_eq(n, 0);
 	ck_assert_ptr_nonnull(mkdtemp(root));
 
 	/* No boot/ at all: a note, once, and no warning. */
@@ -366,7 +331,6 @@ START_TEST(test_kernel_image)
 	free(out);
 	gb_policy_free(none);
 
-	free(errors);
 	gb_policy_free(p);
 	gb_remove_tree(root);
 }
@@ -376,11 +340,10 @@ END_TEST
 START_TEST(test_kernel_host)
 {
 	static const char text[] = "[slice a]\nlines = door\nusers = 0\n" ENTRIES;
-	char *errors, *out = NULL;
+	char *out = NULL;
+	struct gb_policy *p = gb_test_policy_valid(text);
 	int n;
-	struct gb_policy *p = parse(text, &errors, &n);
 
-	ck_assert_int_eq(n, 0);
 	n = check_kernel(p, NULL, &out);
 	ck_assert_msg((n == 0 && !*out) ||
 		      (n == 1 && !strcmp(out, "t.conf:1: warning: this kernel has no "
@@ -388,7 +351,6 @@ START_TEST(test_kernel_host)
 					 "cannot be made\n")),
 		      "%d: %s", n, out);
 	free(out);
-	free(errors);
 	gb_policy_free(p);
 }
 END_TEST

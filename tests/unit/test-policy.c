@@ -13,19 +13,9 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "policy-util.h"
 #include "policy.h"
 #include "testmain.h"
-
-static struct gb_policy *parse(const char *text, char **errors, int *n)
-{
-	struct gb_policy *p = gb_policy_new();
-
-	*errors = NULL;
-	*n = gb_policy_parse(p, "t.conf", text, strlen(text), errors);
-	if (*n >= 0)
-		*n += gb_policy_finish(p, errors);
-	return p;
-}
 
 START_TEST(test_valid)
 {
@@ -60,12 +50,9 @@ START_TEST(test_valid)
 		"line-name = DOOR_SENSOR\n"
 		"users = 1000\n"
 		"directions = input\n";
-	char *errors;
-	int n;
-	struct gb_policy *p = parse(text, &errors, &n);
+	struct gb_policy *p = gb_test_policy_valid(text);
 	const struct gb_policy_entry *e;
 
-	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
 	ck_assert(!p->root_bypass);
 	ck_assert_uint_eq(p->n_entries, 3);
 	e = gb_policy_find_alias(p, "camera0-power");
@@ -96,7 +83,6 @@ START_TEST(test_valid)
 		l.offset = 5;
 		ck_assert_ptr_null(gb_policy_match(p, &l, NULL, 0));
 	}
-	free(errors);
 	gb_policy_free(p);
 }
 END_TEST
@@ -197,15 +183,7 @@ static const struct {
 
 START_TEST(test_errors)
 {
-	char *errors;
-	int n;
-	struct gb_policy *p = parse(bad[_i].text, &errors, &n);
-
-	ck_assert_msg(n > 0, "case %d accepted: %s", _i, bad[_i].text);
-	ck_assert_msg(errors && strstr(errors, bad[_i].error), "case %d: want '%s', got '%s'", _i,
-		      bad[_i].error, errors);
-	free(errors);
-	gb_policy_free(p);
+	gb_test_policy_refuses(_i, bad[_i].text, bad[_i].error);
 }
 END_TEST
 
@@ -227,11 +205,9 @@ START_TEST(test_watch)
 			 member = { 4000, 4000, grp, 1 }, root = { 0, 0, NULL, 0 };
 	const struct gb_policy_entry *e;
 	unsigned int max = 0;
-	char reason[512], *errors;
-	int n;
-	struct gb_policy *p = parse(text, &errors, &n);
+	char reason[512];
+	struct gb_policy *p = gb_test_policy_valid(text);
 
-	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
 	e = gb_policy_find_alias(p, "door");
 	ck_assert_ptr_nonnull(e);
 	ck_assert_uint_eq(e->n_watch_uids, 2);
@@ -261,7 +237,6 @@ START_TEST(test_watch)
 	ck_assert_int_eq(gb_policy_check_watch(p, &door, &root, &max, reason, sizeof(reason)), 0);
 	ck_assert_uint_eq(max, 3);
 	gb_policy_free(p);
-	free(errors);
 }
 END_TEST
 
@@ -307,21 +282,13 @@ START_TEST(test_direct)
 	const struct gb_line_ident fast = { "c", "c", 1, "" }, slow = { "c", "c", 2, "" };
 	struct gb_caller owner = { 1000, 1000, NULL, 0 }, other = { 1001, 1001, NULL, 0 },
 			 root = { 0, 0, NULL, 0 };
-	char reason[512], *errors;
+	char reason[512];
 	struct gb_policy *p;
-	int n;
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		p = parse(cases[i].text, &errors, &n);
-		ck_assert_msg(n > 0, "case %zu accepted", i);
-		ck_assert_msg(errors && strstr(errors, cases[i].error), "case %zu: want '%s', got '%s'",
-			      i, cases[i].error, errors);
-		free(errors);
-		gb_policy_free(p);
-	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		gb_test_policy_refuses((int)i, cases[i].text, cases[i].error);
 
-	p = parse(good, &errors, &n);
-	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
+	p = gb_test_policy_valid(good);
 	ck_assert(gb_policy_find_alias(p, "fast")->direct);
 	ck_assert(!gb_policy_find_alias(p, "slow")->direct);
 	ck_assert_int_eq(gb_policy_check_direct(p, &fast, &owner, reason, sizeof(reason)), 0);
@@ -336,7 +303,6 @@ START_TEST(test_direct)
 	p->root_bypass = false;
 	ck_assert_int_eq(gb_policy_check_direct(p, &slow, &root, reason, sizeof(reason)), -EACCES);
 	gb_policy_free(p);
-	free(errors);
 }
 END_TEST
 
@@ -351,11 +317,9 @@ START_TEST(test_unknown_names)
 	const struct gb_line_ident a = { "c", "", 1, "" }, b = { "c", "", 2, "" };
 	struct gb_caller someone = { 1000, 1000, NULL, 0 }, listed = { 1234, 1234, NULL, 0 };
 	unsigned int max;
-	char reason[512], *errors;
-	int n;
-	struct gb_policy *p = parse(text, &errors, &n);
+	char reason[512];
+	struct gb_policy *p = gb_test_policy_valid(text);
 
-	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
 	ck_assert_uint_eq(p->n_entries, 2);
 	ck_assert_msg(p->warnings && strstr(p->warnings, "t.conf:4: unknown user 'no-such-user-here'") &&
 		      strstr(p->warnings, "t.conf:6: unknown group 'no-such-group-here'") &&
@@ -367,7 +331,6 @@ START_TEST(test_unknown_names)
 	ck_assert_int_eq(gb_policy_check_use(p, &b, &someone, reason, sizeof(reason)), -EACCES);
 	ck_assert_int_eq(gb_policy_check_watch(p, &a, &someone, &max, reason, sizeof(reason)), -EACCES);
 	gb_policy_free(p);
-	free(errors);
 }
 END_TEST
 
@@ -385,11 +348,9 @@ START_TEST(test_check_chips)
 	const struct gb_chip_ident chips[] = {
 		{ .name = "gpiochip0", .label = "sim-a", .num_lines = 4, .line_names = names },
 	};
-	char *errors, *warnings = NULL;
-	int n;
-	struct gb_policy *p = parse(text, &errors, &n);
+	char *errors = NULL, *warnings = NULL;
+	struct gb_policy *p = gb_test_policy_valid(text);
 
-	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
 	ck_assert_int_eq(gb_policy_check_chips(p, chips, 1, &errors, &warnings), 1);
 	ck_assert_msg(strstr(errors, "t.conf:14: gpiochip0:1 is covered by both [line c]"), "%s", errors);
 	ck_assert_msg(strstr(warnings, "t.conf:1: [line a]: offset 100 is beyond chip gpiochip0 (sim-a), "
@@ -440,10 +401,8 @@ START_TEST(test_chip_identity)
 				   .chip_udev = &a, .offset = 1 };
 	const struct gb_policy_entry *e;
 	char *errors = NULL, msg[600];
-	int n;
-	struct gb_policy *p = parse(text, &errors, &n);
+	struct gb_policy *p = gb_test_policy_valid(text);
 
-	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
 	ck_assert_int_eq(p->entries[0].chip_by, GB_CHIP_BY_LINK);
 	ck_assert(p->entries[0].restore_on_replug);
 	ck_assert_int_eq(p->entries[1].chip_by, GB_CHIP_BY_PROPS);
@@ -492,10 +451,9 @@ START_TEST(test_chip_identity)
 	gb_policy_free(p);
 
 	/* A line covered by an entry by identity and by one by name: seen with the chips. */
-	p = parse("[line a]\nchip = /dev/gpio/by-path/platform-gpio-sim.0\noffset = 1\nusers = 1\n"
-		  "directions = input\n[line b]\nchip = sim\noffset = 1\nusers = 1\ndirections = input\n",
-		  &errors, &n);
-	ck_assert_msg(n == 0, "unexpected errors: %s", errors);
+	p = gb_test_policy_valid("[line a]\nchip = /dev/gpio/by-path/platform-gpio-sim.0\n"
+				 "offset = 1\nusers = 1\ndirections = input\n[line b]\nchip = sim\n"
+				 "offset = 1\nusers = 1\ndirections = input\n");
 	ck_assert_int_eq(gb_policy_check_chips(p, &chips[2], 1, &errors, NULL), 1);
 	ck_assert_msg(strstr(errors, "t.conf:6: gpiochip0:1 is covered by both [line a]"), "%s", errors);
 	free(errors);
@@ -725,15 +683,13 @@ START_TEST(test_matrix)
 	for (r.persistent = 0; r.persistent < 2; r.persistent++)
 	for (r.prefix = 0; r.prefix < 2; r.prefix++)
 	for (r.bypass = 0; r.bypass < 2; r.bypass++) {
-		char *text, *errors = NULL;
 		struct gb_policy *p;
-		int n;
+		char *text;
 
 		if (!rule_valid(&r))
 			continue;
 		text = rule_text(&r);
-		p = parse(text, &errors, &n);
-		ck_assert_msg(n == 0, "rule rejected: %s\n%s", text, errors);
+		p = gb_test_policy_valid(text);
 
 		for (size_t ci = 0; ci < sizeof(callers) / sizeof(callers[0]); ci++)
 		for (int covered = 0; covered < 2; covered++) {
@@ -794,7 +750,6 @@ START_TEST(test_matrix)
 			}
 		}
 		free(text);
-		free(errors);
 		gb_policy_free(p);
 	}
 	printf("# policy matrix: %lu cases, %lu disagreements\n", cases, disagree);
