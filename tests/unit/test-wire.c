@@ -36,7 +36,6 @@ static void feed(struct gb_wire *w, const void *data, size_t n, size_t step, cha
 	/* A message that ends with its header (no fields, no body) says so at once. */
 	if (k && out[k - 1] == 'H' && w->left == 0) {
 		size_t used;
-		const char *reason;
 
 		ck_assert_int_eq(gb_wire_feed(w, "", 0, &used, &reason), GB_WIRE_MESSAGE);
 		out[k++] = 'M';
