@@ -102,13 +102,16 @@ t_udev() {
 }
 check "udev: /dev/gpiochip* group gpiod-broker, mode 0660 (but the slices' aggregator chips)" t_udev
 
-t_security() {
-	systemd-analyze security --no-pager "$unit" > "$T/security" 2>&1
-	score=$(sed -n 's/.*Overall exposure level for gpiod-broker.service: \([0-9.]*\).*/\1/p' "$T/security")
+# exposure UNIT: systemd-analyze security of the running UNIT, its score first, then
+# what it did not tick; true at 1.5 or less.
+exposure() {
+	systemd-analyze security --no-pager "$1" > "$T/security" 2>&1
+	score=$(sed -n "s/.*Overall exposure level for $1: \([0-9.]*\).*/\1/p" "$T/security")
 	echo "exposure ${score:-unknown}"
 	grep -v '^  ✓' "$T/security" | tail -n 25
-	[ -n "$score" ] && systemd-analyze security --no-pager --threshold=15 "$unit" >/dev/null 2>&1
+	[ -n "$score" ] && systemd-analyze security --no-pager --threshold=15 "$1" >/dev/null 2>&1
 }
+t_security() { exposure "$unit"; }
 t_security > "$diag" 2>&1 && pass "systemd-analyze security on the running unit: $(head -n1 "$diag") <= 1.5" \
 	|| fail "systemd-analyze security on the running unit: exposure <= 1.5"
 
@@ -621,12 +624,7 @@ t_slice_made() {
 check "slices: gpiod-broker-slices.service made the slice: /dev/gpio/slice/gbs, 2 lines in gb-user's gpioinfo, the Slice object says made; after udevadm trigger still root:root with its ACL (crw-rw----+), gb-user's, nobody's" t_slice_made
 
 t_slice_security() {
-	systemd-analyze security --no-pager "$sunit" > "$T/ssec" 2>&1
-	score=$(sed -n 's/.*Overall exposure level for gpiod-broker-slices.service: \([0-9.]*\).*/\1/p' "$T/ssec")
-	echo "exposure ${score:-unknown}"
-	grep -v '^  ✓' "$T/ssec" | tail -n 15
-	[ -n "$score" ] && systemd-analyze security --no-pager --threshold=15 "$sunit" >/dev/null 2>&1 ||
-		return 1
+	exposure "$sunit" || return 1
 	# The broker itself cannot make a chip: the aggregator's files are root's, and
 	# its unit has no capability to pass that by.
 	caps=$(grep '^CapEff:' "/proc/$(prop MainPID)/status")
