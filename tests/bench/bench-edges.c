@@ -260,6 +260,34 @@ static void toggler_stop(struct toggler *t)
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "toggler status %#x", status);
 }
 
+/* The toggler on its own, for another part's edge series (bench-edges.h). */
+struct toggler *edge_toggler_new(const char *chip, unsigned int n)
+{
+	struct toggler *t = calloc(1, sizeof(*t));
+
+	ck_assert_ptr_nonnull(t);
+	toggler_start(t, chip, n);
+	return t;
+}
+
+void edge_toggler_toggle(const struct toggler *t, unsigned int line)
+{
+	toggler_send(t, OP_TOGGLE, line, 1, 0, 0, -1);
+}
+
+void edge_toggler_check(const struct toggler *t)
+{
+	toggler_check(t);
+}
+
+void edge_toggler_free(struct toggler *t)
+{
+	if (!t)
+		return;
+	toggler_stop(t);
+	free(t);
+}
+
 /* --- the paths ------------------------------------------------------------------ */
 
 struct edge_rec {

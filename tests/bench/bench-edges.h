@@ -80,4 +80,18 @@ void edge_bench_rate(struct edge_bench *e, int step_ms, int cpu_edges);
 /** p50 of a latency series (after edge_bench_latency()), in µs. */
 double edge_bench_p50(const struct edge_bench *e, enum edge_path p, enum edge_wait w);
 
+/*
+ * The toggler on its own, for another part's edge series (bench-slices.c): a process
+ * that drives lines [0, @p n) of gpio-sim chip @p chip ("gpiochipN") through the
+ * simulator's pull, each line low when it starts. Aborts the test if it cannot.
+ */
+struct toggler;
+struct toggler *edge_toggler_new(const char *chip, unsigned int n);
+/** Toggle @p line 2 ms from now: the receiver is asleep in its wait by then. */
+void edge_toggler_toggle(const struct toggler *t, unsigned int line);
+/** After a wait that timed out: aborts the test if the toggler has exited. */
+void edge_toggler_check(const struct toggler *t);
+/** Stop the toggler. NULL is ignored. */
+void edge_toggler_free(struct toggler *t);
+
 #endif
