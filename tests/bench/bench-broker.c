@@ -15,7 +15,10 @@
  *             over: libgpiobroker's ioctls and reads, no broker in the path)
  *   rate.*    edges per second each path sustains, everything counted (bench-edges.c)
  *   cpu.*     CPU time per 1000 edges: the client's, the broker's, the bus daemon's
- *   ratio.*   broker / limit
+ *   slice.*   set, get and edges through a slice (a gpio-aggregator chip that
+ *             gpiod-broker-slices makes of two lines) with libgpiod, beside libgpiod on
+ *             the chip itself in the same turns (bench-slices.c)
+ *   ratio.*   broker / limit; slice / libgpiod on the chip
  *   target.*  the issue's targets, each with PASS or FAIL
  *
  * Round trips and edges are measured in turns, every path a few at a time, so that
@@ -42,6 +45,7 @@
 #include "bench-edges.h"
 #include "bench-out.h"
 #include "bench-remote.h"
+#include "bench-slices.h"
 #include "bench.h"
 #include "broker-calls.h"
 #include "brokertest.h"
@@ -69,6 +73,12 @@
 #define EDGE_FIRST  64
 #define SIM_LINES   (EDGE_FIRST + EDGE_LINES)
 #define HOLD_FIRST  64
+/* The slice's figures (bench-slices.c): two outputs, one in the slice and one beside
+ * it on the chip, and two inputs, edge lines the SSH figures leave alone, whose
+ * interrupts the kernel has given already (an aggregator's line raises its parent's).
+ * The slice is gone before the connected clients hold lines from HOLD_FIRST. */
+#define SLICE_OUT   16
+#define SLICE_IN    (EDGE_FIRST + 2)
 #define CLIENTS     env_int("GB_TEST_BENCH_CLIENTS", 1000)
 /* Round trips per path in one turn, the paths taking turns. */
 #define TURN        20
@@ -377,6 +387,7 @@ START_TEST(test_bench)
 	gpiobroker_close(hb);
 
 	remote_bench(sim, SSH_FIRST, EDGE_FIRST, iters, edges);
+	slice_bench(sim, SLICE_OUT, SLICE_IN, iters, edges);
 
 	many_clients(broker, GPIOBROKER_TRANSPORT_BUS, "", &rss_idle, &rss_many, &fds, &holding,
 		     &b_get_many);
