@@ -27,7 +27,8 @@
  * (default 300) edges per latency series, GB_TEST_BENCH_RATE_MS (default 1000) per
  * step of the rate ladder, GB_TEST_BENCH_CPU_EDGES (default 4000) edges for the CPU
  * figures; GB_TEST_BENCH_PLOT=FILE writes the latency samples for
- * tests/bench/bench-edges.gp (make bench draws them).
+ * tests/bench/bench-edges.gp (make bench draws them). GB_TEST_BENCH_ONLY=slices
+ * runs the slice.* figures alone, without the broker.
  * Under valgrind (GB_BENCH_CALLGRIND=1 runs the broker under callgrind) the figures
  * are the instruction profile's, not times.
  */
@@ -332,12 +333,19 @@ START_TEST(test_bench)
 	long rss_idle, rss_many, rss_start, anon_start, pss_start, p_rss_before, p_rss_many;
 	int fds, holding, fds_idle, p_fds, p_holding, edges;
 	double e_gpiod, e_direct, e_p2p, e_bus, e_relay, bus_rtt;
+	const char *only = getenv("GB_TEST_BENCH_ONLY");
 	pid_t broker;
 
 	iters = env_int("GB_TEST_BENCH_ITER", 2000);
 	edges = env_int("GB_TEST_BENCH_EDGES", 300);
 	printf("# gpiod-broker bench: %d round trips, %d edges per figure; fd limit %ld\n",
 	       iters, edges, gb_raise_fd_limit());
+	if (only) {
+		ck_assert_msg(strcmp(only, "slices") == 0,
+			      "GB_TEST_BENCH_ONLY=%s: the part that runs alone is 'slices'", only);
+		slice_bench(sim, SLICE_OUT, SLICE_IN, iters, edges);
+		return;
+	}
 
 	root = gb_connect_bus(0);
 	broker = gb_broker_spawn(&(struct gb_broker_opts){ .policy = POLICY,
