@@ -162,9 +162,18 @@ check "a slice of a line no entry covers: the policy is rejected (exit 1)" 1 "$r
 contains "... with the policy's file:line" "$pol/10-slice.conf:" "$(tail -n 5 "$log")"
 check "... and the slices made stay" "$device" "$(sed -n 's/^device=//p' "$state/alice")"
 
-# Revocation: the slice leaves the policy while gpioset holds its line 0 high.
+# Revocation: the slice leaves the policy while gpioset holds its line 0 high, and
+# another gpioset toggles its line 1 every 20 ms (an ioctl each time).
+setpriv --reuid=gb-alice --regid=gb-alice --init-groups -- \
+	gpioset -t 20ms -c "$slice" 1=1 > /run/gb-slices-toggle 2>&1 &
+togpid=$!
+wait_for "a second gpioset toggles slice line 1" consumer_is 1 gpioset
 write_policy
 sync_slices
+# gpioset reports a failed toggle and goes on toggling: its message is the evidence.
+toggle_failed() { grep -q "unable to set values.*: No such device" /run/gb-slices-toggle; }
+wait_for "the toggling gpioset's next ioctl fails with ENODEV" toggle_failed
+kill "$togpid" 2>/dev/null; wait "$togpid" 2>/dev/null
 check "sync without the slice (exit 0)" 0 "$rc"
 contains "the log names the holder of the revoked line" \
 	"slice alice revoked: line 0 (sl-out, $parent:0) held by 'gpioset'" "$(cat "$log")"
