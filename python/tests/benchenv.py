@@ -79,7 +79,14 @@ def sim_pull(offset, up):
 
 
 def slow():
-    return 20 if os.environ.get("GB_TEST_VALGRIND") == "1" else 1
+    """Multiplier for timeouts, as gb_slow() in tests/lib/timing.c."""
+    if os.environ.get("GB_TEST_VALGRIND") == "1":
+        return 20
+    factor = os.environ.get("GB_TEST_TIMEOUT_FACTOR", "")
+    # A bench under emulation (the ARM lane's qemu guests) is slower throughout.
+    if factor.isdigit() and 1 <= int(factor) <= 100:
+        return int(factor)
+    return 1
 
 
 class BrokerProcess:

@@ -22,7 +22,19 @@ long long gb_now_ns(void)
 
 int gb_slow(void)
 {
-	return getenv("GB_TEST_VALGRIND") || getenv("GB_TEST_CALLGRIND") ? 20 : 1;
+	const char *f = getenv("GB_TEST_TIMEOUT_FACTOR");
+	char *end;
+	long n;
+
+	if (getenv("GB_TEST_VALGRIND") || getenv("GB_TEST_CALLGRIND"))
+		return 20;
+	/* A bench under emulation (the ARM lane's qemu guests) is slower throughout. */
+	if (f && *f) {
+		n = strtol(f, &end, 10);
+		if (*end == '\0' && n >= 1 && n <= 100)
+			return (int)n;
+	}
+	return 1;
 }
 
 long gb_deadline_ms(long timeout_ms)

@@ -17,7 +17,8 @@ long long gb_now_ns(void);
 
 /**
  * Multiplier for timeouts: 20 when the broker runs under valgrind
- * (GB_TEST_VALGRIND=1) or callgrind (GB_TEST_CALLGRIND=FILE), else 1.
+ * (GB_TEST_VALGRIND=1) or callgrind (GB_TEST_CALLGRIND=FILE), else
+ * GB_TEST_TIMEOUT_FACTOR (1 to 100; the ARM lane's emulated guests set it), else 1.
  */
 int gb_slow(void);
 
