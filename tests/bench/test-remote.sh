@@ -122,11 +122,13 @@ contains "... saying so" "watch: lost the connection to the bus of $A" "$(cat /r
 : > /run/gb-remote-mon
 "$ctl" -H "$A" notify lamp > /run/gb-remote-mon 2> /run/gb-remote-err &
 mpid=$!
-# Ready once it reports a change: alice's local requests make them.
+# Ready once it reports a request: alice's local requests make them. Not merely
+# any change: a notify that subscribed in the middle of a set and release sees only
+# that cycle's tail (reconfigured, released), and the next cycle brings "requested".
 for _i in $(seq 100); do
 	as gb-alice "$ctl" set lamp=1 > /dev/null 2>&1
 	as gb-alice "$ctl" release lamp > /dev/null 2>&1
-	[ -s /run/gb-remote-mon ] && break
+	grep -q requested /run/gb-remote-mon && break
 	sleep 0.1
 done
 contains "notify over -H reports line changes" "requested" "$(cat /run/gb-remote-mon)"
