@@ -38,7 +38,7 @@ wait_broker
 run busctl --system tree org.gpiodbroker1 | head -8
 echo "  ..."
 
-ctl="$build/client/gpiobrokerctl"
+ctl="$build/ctl/gpiobrokerctl"
 say "Lines are found by alias or name; no numbers in applications"
 run "$ctl" find porch-light
 run "$ctl" info -c demo

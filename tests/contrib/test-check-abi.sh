@@ -22,7 +22,7 @@ result() { # result EXPECTED-STATUS DESCRIPTION COMMAND...
 }
 
 result 0 "the built broker, library and CLI pass" sh "$abi" "$build/daemon/gpiod-broker" \
-	"$build/client/.libs/libgpiobroker.so" "$build/client/.libs/gpiobrokerctl"
+	"$build/client/.libs/libgpiobroker.so" "$build/ctl/.libs/gpiobrokerctl"
 
 fake() { # fake NAME NEEDED DYNAMIC-SYMBOL-LINES: an objdump that prints them
 	cat > "$tmp/$1" <<EOT

@@ -68,9 +68,10 @@ BR_DIRS="--prefix=/usr --exec-prefix=/usr --sysconfdir=/etc --localstatedir=/var
 
 version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$top/configure.ac")
 tarname=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[[^]]*\], *\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$top/configure.ac")
-# What ships: the broker (daemon/), the library and the CLI (client/).
+# What ships: the broker (daemon/), its slices' helper (slices/), the library (client/)
+# and the CLI (ctl/).
 spdx_of() { grep -hoE 'SPDX-License-Identifier: [^ *]+' "$@" | sort -u | cut -d' ' -f2; }
-spdx=$(grep -rhoE 'SPDX-License-Identifier: [^ *]+' "$top/daemon" "$top/client" | sort -u | cut -d' ' -f2)
+spdx=$(grep -rhoE 'SPDX-License-Identifier: [^ *]+' "$top/daemon" "$top/client" "$top/ctl" | sort -u | cut -d' ' -f2)
 spdx_set=$(echo $spdx | tr ' ' '\n' | sort | tr '\n' ' ')
 
 # --- versions, license ---------------------------------------------------------------
@@ -85,11 +86,11 @@ check "Yocto LICENSE ($l) is the sources' set ($spdx_set)" test "$l" = "$spdx_se
 l=$(bbvar "$bb" 'LICENSE:${PN}')
 check "Yocto LICENSE:gpiod-broker $l is daemon/'s" test "$l" = "$(spdx_of "$top"/daemon/*.[ch])"
 l=$(bbvar "$bb" LICENSE:libgpiobroker)
-# The library is every file of client/ but the CLI's.
-lib_spdx=$(cd "$top/client" && spdx_of $(ls -- *.[ch] | grep -v '^gpiobrokerctl\.c$'))
+# The library is every file of client/.
+lib_spdx=$(spdx_of "$top"/client/*.[ch])
 check "Yocto LICENSE:libgpiobroker $l is the library's" test "$l" = "$lib_spdx"
 l=$(bbvar "$bb" LICENSE:gpiobrokerctl)
-check "Yocto LICENSE:gpiobrokerctl $l is the CLI's" test "$l" = "$(spdx_of "$top/client/gpiobrokerctl.c")"
+check "Yocto LICENSE:gpiobrokerctl $l is the CLI's" test "$l" = "$(spdx_of "$top"/ctl/*.[ch])"
 # Buildroot writes "-or-later" as "+" and may say which part has which.
 l=$(mkvar "$mk" GPIOD_BROKER_LICENSE | sed 's/([^)]*)//g' | tr ',' '\n' | sed 's/ //g; s/+$/-or-later/' | sort | tr '\n' ' ')
 check "Buildroot LICENSE ($l) is the sources' set ($spdx_set)" test "$l" = "$spdx_set"

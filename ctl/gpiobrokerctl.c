@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl/ctl.h"
+#include "ctl.h"
 
 static const char *address, *host, *machine;
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The bash completion of gpiobrokerctl (client/completion/gpiobrokerctl.bash) on the
+# The bash completion of gpiobrokerctl (ctl/completion/gpiobrokerctl.bash) on the
 # bench: commands, options (from each command's --help), option values, and what it
 # asks the broker: line names, policy aliases, chips, request ids. TAP output.
 set -u
@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 broker=${GB_TEST_BROKER:?GB_TEST_BROKER must name the gpiod-broker binary}
 ctl=${GB_TEST_CTL:?GB_TEST_CTL must name the gpiobrokerctl binary}
-comp="$here/../../client/completion/gpiobrokerctl.bash"
+comp="$here/../../ctl/completion/gpiobrokerctl.bash"
 . "$here/../bench/gpiosim.sh"
 n=0
 failed=0
